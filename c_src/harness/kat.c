@@ -1,0 +1,302 @@
+/*
+ * kat.c -- known-answer check of one implementation against a .kat file.
+ *
+ *   kat --impl CIPHER[/STRATEGY] --file VECTORS.kat [--max-report N]
+ *   kat --list
+ *
+ * Format and semantics of .kat files: shared/vectors/README.md (records of
+ * FIELD=hex lines; ECB with optional ITER, CBC-MCT-ENC, CBC-MCT-DEC).  ECB
+ * records are checked in both directions.  After the vectors it prints a
+ * checksum over a deterministic chain of encryptions per key size, so builds
+ * of one cipher can be compared across toolchains and targets.
+ *
+ * Output: JSON lines only ("kat_fail" records, one "kat_checksum" per key
+ * size, then one "kat_summary").  Runs on foreign targets, so it has no
+ * dependency beyond libc.  Exit status: 0 all passed, 1 a mismatch,
+ * 2 usage/input error, 3 implementation unavailable on this CPU.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cipherlab.h"
+#include "util.h"
+
+#define PROG "kat"
+#define MAX_FIELD 64 /* bytes; the longest field is a 256-bit key */
+
+typedef struct {
+    int line; /* line of the record's first field */
+    uint8_t key[MAX_FIELD], pt[MAX_FIELD], ct[MAX_FIELD], iv[MAX_FIELD];
+    size_t key_len, pt_len, ct_len, iv_len;
+    unsigned long iter;
+    char mode[32];
+    int has_key, has_pt, has_ct;
+} kat_record;
+
+typedef struct {
+    unsigned long records, passed, failed, skipped_key_size, reported;
+    unsigned long max_report;
+} kat_tally;
+
+static int parse_hex(const char *s, uint8_t *out, size_t *len)
+{
+    size_t n = strlen(s);
+    if (n % 2 || n / 2 > MAX_FIELD)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        int hi = s[2 * i], lo = s[2 * i + 1];
+        if (!isxdigit(hi) || !isxdigit(lo))
+            return -1;
+        char tmp[3] = {(char)hi, (char)lo, 0};
+        out[i] = (uint8_t)strtoul(tmp, NULL, 16);
+    }
+    *len = n / 2;
+    return 0;
+}
+
+static void xor_into(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] ^= src[i];
+}
+
+static void report_fail(kat_tally *t, const cl_impl *impl, const kat_record *r,
+                        const char *direction, const char *reason, const uint8_t *expected,
+                        const uint8_t *got)
+{
+    t->failed++;
+    if (t->reported++ >= t->max_report)
+        return;
+    printf("{\"type\":\"kat_fail\",\"impl\":\"%s/%s\",\"line\":%d,\"key_bits\":%zu,\"mode\":",
+           impl->cipher, impl->strategy, r->line, r->key_len * 8);
+    cl_json_str(stdout, r->mode[0] ? r->mode : "ECB");
+    printf(",\"iter\":%lu,\"direction\":\"%s\",\"reason\":", r->iter, direction);
+    cl_json_str(stdout, reason);
+    if (expected) {
+        printf(",\"expected\":");
+        cl_json_hex(stdout, expected, impl->block_bytes);
+        printf(",\"got\":");
+        cl_json_hex(stdout, got, impl->block_bytes);
+    }
+    printf("}\n");
+}
+
+/* Returns 1 when the record passed, 0 when it failed (already reported). */
+static int check_record(const cl_impl *impl, void *eks, void *dks, const kat_record *r,
+                        kat_tally *t)
+{
+    unsigned bs = impl->block_bytes;
+    unsigned kbits = (unsigned)(r->key_len * 8);
+    uint8_t a[CL_MAX_BLOCK_BYTES], b[CL_MAX_BLOCK_BYTES], cv[CL_MAX_BLOCK_BYTES];
+    int ok = 1;
+
+    if (impl->set_encrypt_key(eks, r->key, kbits) != CL_OK ||
+        impl->set_decrypt_key(dks, r->key, kbits) != CL_OK) {
+        report_fail(t, impl, r, "key", "key setup refused the key", NULL, NULL);
+        return 0;
+    }
+    if (r->mode[0] == 0 || strcmp(r->mode, "ECB") == 0) {
+        memcpy(a, r->pt, bs);
+        for (unsigned long i = 0; i < r->iter; i++)
+            impl->encrypt(eks, a, a, 1);
+        if (memcmp(a, r->ct, bs) != 0) {
+            report_fail(t, impl, r, "encrypt", "ciphertext mismatch", r->ct, a);
+            ok = 0;
+        }
+        memcpy(a, r->ct, bs);
+        for (unsigned long i = 0; i < r->iter; i++)
+            impl->decrypt(dks, a, a, 1);
+        if (memcmp(a, r->pt, bs) != 0) {
+            report_fail(t, impl, r, "decrypt", "plaintext mismatch", r->pt, a);
+            ok = 0;
+        }
+        return ok;
+    }
+    if (strcmp(r->mode, "CBC-MCT-ENC") == 0) {
+        /* CV = IV; P = PT; C_j = E(P ^ CV); P = (j == 0 ? IV : C_{j-1}); CV = C_j */
+        uint8_t p[CL_MAX_BLOCK_BYTES], prev[CL_MAX_BLOCK_BYTES];
+        memcpy(cv, r->iv, bs);
+        memcpy(p, r->pt, bs);
+        for (unsigned long j = 0; j < r->iter; j++) {
+            memcpy(b, p, bs);
+            xor_into(b, cv, bs);
+            impl->encrypt(eks, b, a, 1);
+            memcpy(p, j == 0 ? r->iv : prev, bs);
+            memcpy(prev, a, bs);
+            memcpy(cv, a, bs);
+        }
+        if (memcmp(a, r->ct, bs) != 0) {
+            report_fail(t, impl, r, "encrypt", "CBC Monte-Carlo ciphertext mismatch", r->ct, a);
+            return 0;
+        }
+        return 1;
+    }
+    if (strcmp(r->mode, "CBC-MCT-DEC") == 0) {
+        /* CV = IV; C = CT; P_j = D(C) ^ CV; CV = C; C = P_j */
+        uint8_t c[CL_MAX_BLOCK_BYTES];
+        memcpy(cv, r->iv, bs);
+        memcpy(c, r->ct, bs);
+        for (unsigned long j = 0; j < r->iter; j++) {
+            impl->decrypt(dks, c, a, 1);
+            xor_into(a, cv, bs);
+            memcpy(cv, c, bs);
+            memcpy(c, a, bs);
+        }
+        if (memcmp(a, r->pt, bs) != 0) {
+            report_fail(t, impl, r, "decrypt", "CBC Monte-Carlo plaintext mismatch", r->pt, a);
+            return 0;
+        }
+        return 1;
+    }
+    report_fail(t, impl, r, "none", "unknown MODE", NULL, NULL);
+    return 0;
+}
+
+static void finish_record(const cl_impl *impl, void *eks, void *dks, kat_record *r,
+                          kat_tally *t, const char *file)
+{
+    if (!r->has_key && !r->has_pt && !r->has_ct)
+        return;
+    t->records++;
+    if (!r->has_key || !r->has_pt || !r->has_ct) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s:%d: record lacks KEY, PT or CT", file, r->line);
+        cl_die(PROG, "malformed vectors file", msg);
+    }
+    if (!cl_supports_key_bits(impl, (unsigned)(r->key_len * 8))) {
+        t->skipped_key_size++;
+        return;
+    }
+    if (r->pt_len != impl->block_bytes || r->ct_len != impl->block_bytes ||
+        (r->mode[0] && strncmp(r->mode, "CBC", 3) == 0 && r->iv_len != impl->block_bytes)) {
+        report_fail(t, impl, r, "none", "block length in file differs from the cipher's", NULL,
+                    NULL);
+        return;
+    }
+    if (check_record(impl, eks, dks, r, t))
+        t->passed++;
+}
+
+/* Chains 1000 encryptions from a zero block under a fixed key per key size,
+ * and 1000 decryptions back; prints the final blocks. */
+static void print_checksums(const cl_impl *impl, void *eks, void *dks)
+{
+    for (const unsigned short *k = impl->key_bits; *k; k++) {
+        uint8_t key[CL_MAX_KEY_BYTES], blk[CL_MAX_BLOCK_BYTES] = {0};
+        uint64_t seed = 0x636970686572ULL + *k;
+        cl_rand_fill(&seed, key, *k / 8);
+        if (impl->set_encrypt_key(eks, key, *k) != CL_OK || impl->set_decrypt_key(dks, key, *k) != CL_OK)
+            continue;
+        for (int i = 0; i < 1000; i++)
+            impl->encrypt(eks, blk, blk, 1);
+        printf("{\"type\":\"kat_checksum\",\"impl\":\"%s/%s\",\"key_bits\":%u,\"encrypt_chain_1000\":",
+               impl->cipher, impl->strategy, *k);
+        cl_json_hex(stdout, blk, impl->block_bytes);
+        for (int i = 0; i < 1000; i++)
+            impl->decrypt(dks, blk, blk, 1);
+        static const uint8_t zero[CL_MAX_BLOCK_BYTES];
+        printf(",\"roundtrip_ok\":%s}\n", memcmp(blk, zero, impl->block_bytes) ? "false" : "true");
+    }
+}
+
+static void list_impls(void)
+{
+    for (const cl_impl *const *p = cl_registry; *p; p++) {
+        printf("{\"type\":\"impl\",");
+        cl_json_impl_fields(stdout, *p);
+        printf("}\n");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *impl_name = NULL, *file = NULL;
+    unsigned long max_report = 20;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--list") == 0) {
+            list_impls();
+            return 0;
+        } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc)
+            impl_name = argv[++i];
+        else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+            file = argv[++i];
+        else if (strcmp(argv[i], "--max-report") == 0 && i + 1 < argc)
+            max_report = strtoul(argv[++i], NULL, 10);
+        else
+            cl_die(PROG, "usage: kat --impl CIPHER[/STRATEGY] --file F.kat | --list", argv[i]);
+    }
+    const cl_impl *impl = cl_require_impl(PROG, impl_name);
+    if (!file)
+        cl_die(PROG, "missing --file VECTORS.kat", NULL);
+    FILE *f = fopen(file, "r");
+    if (!f)
+        cl_die(PROG, "cannot open vectors file", file);
+
+    void *eks = cl_alloc_aligned(impl->ks_bytes), *dks = cl_alloc_aligned(impl->ks_bytes);
+    kat_tally t = {0};
+    t.max_report = max_report;
+    kat_record r;
+    memset(&r, 0, sizeof r);
+    r.iter = 1;
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+            line[--n] = 0;
+        if (line[0] == '#')
+            continue;
+        if (n == 0) {
+            finish_record(impl, eks, dks, &r, &t, file);
+            memset(&r, 0, sizeof r);
+            r.iter = 1;
+            continue;
+        }
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s:%d: expected FIELD=value", file, lineno);
+            cl_die(PROG, "malformed vectors file", msg);
+        }
+        *eq = 0;
+        const char *field = line, *value = eq + 1;
+        if (!r.has_key && !r.has_pt && !r.has_ct && r.line == 0)
+            r.line = lineno;
+        int bad = 0;
+        if (strcmp(field, "KEY") == 0)
+            bad = parse_hex(value, r.key, &r.key_len), r.has_key = 1;
+        else if (strcmp(field, "PT") == 0)
+            bad = parse_hex(value, r.pt, &r.pt_len), r.has_pt = 1;
+        else if (strcmp(field, "CT") == 0)
+            bad = parse_hex(value, r.ct, &r.ct_len), r.has_ct = 1;
+        else if (strcmp(field, "IV") == 0)
+            bad = parse_hex(value, r.iv, &r.iv_len);
+        else if (strcmp(field, "ITER") == 0)
+            r.iter = strtoul(value, NULL, 10);
+        else if (strcmp(field, "MODE") == 0)
+            snprintf(r.mode, sizeof r.mode, "%s", value);
+        /* unknown fields are ignored, as the format says */
+        if (bad) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s:%d: field %s is not hex of at most %d bytes", file,
+                     lineno, field, MAX_FIELD);
+            cl_die(PROG, "malformed vectors file", msg);
+        }
+    }
+    finish_record(impl, eks, dks, &r, &t, file);
+    fclose(f);
+
+    print_checksums(impl, eks, dks);
+    printf("{\"type\":\"kat_summary\",");
+    cl_json_impl_fields(stdout, impl);
+    printf(",\"file\":");
+    cl_json_str(stdout, file);
+    printf(",\"records\":%lu,\"passed\":%lu,\"failed\":%lu,\"skipped_key_size\":%lu}\n", t.records,
+           t.passed, t.failed, t.skipped_key_size);
+    free(eks);
+    free(dks);
+    return t.failed ? 1 : (t.passed ? 0 : 1);
+}

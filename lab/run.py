@@ -1,0 +1,248 @@
+"""Drive each cell: build -> known-answer gate -> timing -> cycle counting -> record.
+
+A failure in one cell (compile error, wrong answer, crash, hang) is recorded
+for that cell and the run goes on; only cells that pass their known answers
+on that very target are measured.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import system
+from .backends import Backend, Completed, get_backend
+from .build import Builder, BuildResult
+from .config import Cipher, Lab, MatrixFile, Profile, Target, Toolchain
+from .plan import Cell, expand
+from .results import RunWriter, new_run_id
+
+
+@dataclass
+class RunOptions:
+    backend: str | None = None
+    profile: str | None = None
+    ciphers: list[str] | None = None
+    implementations: str | list[str] | None = None
+    toolchains: list[str] | None = None
+    targets: list[str] | None = None
+    results_dir: Path = Path("results")
+    build_dir: Path = Path("build")
+    tag: str = ""
+    progress: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+def narrowed(m: MatrixFile, o: RunOptions) -> MatrixFile:
+    upd = {}
+    for key in ("ciphers", "toolchains", "targets", "implementations"):
+        v = getattr(o, key)
+        if v:
+            upd[key] = v
+    if o.profile:
+        upd["profile"] = o.profile
+    if o.backend:
+        upd["backend"] = o.backend
+    return m.model_copy(update=upd)
+
+
+def runner_prefix(target: Target) -> list[str]:
+    return [target.qemu] if target.emulated and target.qemu else []
+
+
+def _failure_status(c: Completed) -> str:
+    if c.timed_out:
+        return "timeout"
+    if c.crashed:
+        return "crashed"
+    return "measure_failed"
+
+
+class CellRunner:
+    def __init__(self, lab: Lab, profile: Profile, backend: Backend, builder: Builder):
+        self.lab, self.profile, self.backend, self.builder = lab, profile, backend, builder
+
+    def _exec(self, target: Target, argv: list[str], timeout: float | None = None) -> Completed:
+        return self.backend.run(runner_prefix(target) + argv, cwd=str(self.lab.root),
+                                timeout=timeout or self.profile.timeout_seconds)
+
+    def run_cell(self, cell: Cell, phase: Callable[[str], None] = lambda s: None) -> dict:
+        t0 = time.perf_counter()
+        cipher: Cipher = self.lab.cipher(cell.cipher)
+        impl = cipher.impl(cell.implementation)
+        toolchain: Toolchain = self.lab.toolchain(cell.toolchain)
+        target: Target = self.lab.target(cell.target)
+        rec: dict = {
+            "cell": cell.id, "cipher": cipher.name, "display": cipher.spec.display,
+            "implementation": cell.implementation, "label": cipher.row_label(cell.implementation),
+            "round1": cipher.spec.round1, "toolchain": toolchain.name, "target": target.name,
+            "emulated": target.emulated, "key_sizes": list(cell.key_sizes), "status": "ok", "reason": None,
+        }
+
+        def done(status: str, reason: str | None = None) -> dict:
+            rec["status"], rec["reason"] = status, reason
+            rec["seconds"] = round(time.perf_counter() - t0, 3)
+            return rec
+
+        if not impl.runs_on(target.arch):
+            return done("unavailable", f"implementation runs on {impl.arch}, not {target.arch}")
+        if toolchain.family not in target.families:
+            return done("unavailable", f"target {target.name} has no {toolchain.family} toolchain")
+
+        phase("build")
+        b: BuildResult = self.builder.build(cipher, cell.implementation, toolchain, target)
+        rec["build"] = {"compiler": b.compiler, "compiler_version": system.compiler_version(b.compiler)
+                        if self.backend.name == "host" else None, "cflags": b.cflags,
+                        "code_bytes": b.code_bytes, "cached": b.cached, "log": b.log[-4000:] or None}
+        if not b.ok:
+            return done("build_failed", b.failure)
+        rel = {k: str(p) for k, p in b.programs.items()}
+
+        # ---- correctness gate
+        phase("kat")
+        vector_files = cipher.vector_files(self.lab.vectors_dir)
+        if not vector_files:
+            return done("kat_failed", "no known-answer vectors: cannot verify, so not measured")
+        kat = {"files": [], "records": 0, "passed": 0, "failed": 0, "skipped_key_size": 0, "fails": [],
+               "checksums": {}}
+        for vf in vector_files:
+            c = self._exec(target, [rel["kat"], "--impl", cell.impl_name, "--file", str(vf)])
+            lines = c.json_lines()
+            if c.returncode == 3 and any(x.get("type") == "unavailable" for x in lines):
+                return done("unavailable", "implementation reports itself unavailable on this CPU")
+            summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
+            kat["files"].append(vf.name)
+            kat["fails"] += [x for x in lines if x.get("type") == "kat_fail"][:10]
+            for x in lines:
+                if x.get("type") == "kat_checksum":
+                    kat["checksums"][str(x["key_bits"])] = x["encrypt_chain_1000"]
+                    if not x.get("roundtrip_ok", True):
+                        kat["fails"].append({"reason": f"decrypt(encrypt) chain mismatch, {x['key_bits']}-bit key"})
+            rec["kat"] = kat
+            if summary is None:
+                err = next((x for x in lines if x.get("type") == "error"), None)
+                status = "crashed" if c.crashed else ("timeout" if c.timed_out else "kat_failed")
+                why = err["message"] + (f" ({err.get('detail')})" if err and err.get("detail") else "") if err \
+                    else c.describe_failure()
+                return done(status, f"kat on {vf.name}: {why}")
+            rec["impl_facts"] = {k: summary[k] for k in ("block_bytes", "ks_bytes", "table_bytes", "key_bits")}
+            for k in ("records", "passed", "failed", "skipped_key_size"):
+                kat[k] += summary[k]
+        if kat["failed"] or any("roundtrip" in str(f.get("reason", "")) for f in kat["fails"]):
+            first = kat["fails"][0] if kat["fails"] else {}
+            where = f" (first: line {first.get('line')} of {kat['files'][0]}, {first.get('direction')}," \
+                    f" {first.get('key_bits')}-bit key)" if first.get("line") else ""
+            return done("kat_failed", f"{kat['failed']} of {kat['records']} known-answer records failed{where}")
+        if not kat["passed"]:
+            return done("kat_failed", "no known-answer record applied to this implementation")
+
+        # ---- timing (section 3.1)
+        phase("timing")
+        tc = self.profile.timing_for(cipher.name)
+        argv = [rel["timing"], "--impl", cell.impl_name, "--key-bits", ",".join(map(str, cell.key_sizes)),
+                "--samples", str(tc.samples), "--blocks", str(tc.blocks), "--keys", str(tc.key_pairs),
+                "--blocks-per-call", str(tc.blocks_per_call)]
+        c = self._exec(target, argv)
+        rec["timing"] = [x for x in c.json_lines() if x.get("type") == "timing"]
+        if c.returncode != 0:
+            return done(_failure_status(c), f"timing: {c.describe_failure()}")
+
+        # ---- cycle counting (section 3.2)
+        phase("cycles")
+        cc = self.profile.cycles_for(cipher.name)
+        sizes = [k for k in cc.key_sizes if k in cell.key_sizes] or [cell.key_sizes[0]]
+        argv = [rel["cycles"], "--impl", cell.impl_name, "--key-bits", ",".join(map(str, sizes)),
+                "--reps", str(cc.reps), "--sizes", ",".join(map(str, cc.sizes)), "--max-blocks", str(cc.max_blocks)]
+        c = self._exec(target, argv)
+        lines = c.json_lines()
+        rec["cycles"] = {"counter": next((x for x in lines if x.get("type") == "counter"), None),
+                         "ops": [x for x in lines if x.get("type") == "cycles"]}
+        if c.returncode != 0:
+            return done(_failure_status(c), f"cycles: {c.describe_failure()}")
+        return done("ok")
+
+
+def run_metadata(lab: Lab, m: MatrixFile, profile: Profile, backend: Backend, cells: list[Cell]) -> dict:
+    toolchains = {}
+    for name in sorted({c.toolchain for c in cells}):
+        t = lab.toolchain(name)
+        toolchains[name] = {"description": t.description, "family": t.family, "cc": t.cc, "flags": list(t.flags),
+                            "ldflags": list(t.ldflags), "imitates": t.imitates, "notes": list(t.notes),
+                            "version": system.compiler_version(t.cc)}
+    targets = {}
+    for name in sorted({c.target for c in cells}):
+        t = lab.target(name)
+        targets[name] = {**t.model_dump(), "emulated": t.emulated}
+    return {
+        "machine": system.machine(),
+        "git": system.git_revision(lab.root),
+        "profile": profile.model_dump(),
+        "matrix": m.model_dump(),
+        "backend": backend.describe(),
+        "toolchains": toolchains,
+        "targets": targets,
+        "cells_planned": [c.id for c in cells],
+    }
+
+
+class _Progress:
+    """cells done / total and the current cell (tqdm when available)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, unit="cell", file=sys.stderr, dynamic_ncols=True)
+            except ImportError:
+                pass
+
+    def phase(self, cell: Cell, phase: str) -> None:
+        if self.bar:
+            self.bar.set_description(f"{cell.id} [{phase}]")
+
+    def step(self, cell: Cell, status: str) -> None:
+        if self.bar:
+            self.bar.set_postfix_str(f"last: {status}")
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar:
+            self.bar.close()
+
+
+def run_matrix(lab: Lab, options: RunOptions, matrix_path: Path | None = None) -> Path:
+    """Runs every cell of the (narrowed) matrix and returns the run folder."""
+    m = narrowed(lab.matrix(matrix_path), options)
+    profile = lab.profile(m.profile)
+    backend = get_backend(m.backend, lab=lab)
+    cells = expand(lab, m)
+    if not cells:
+        raise ValueError("the matrix selects no cells (check ciphers/toolchains/targets and exclude rules)")
+    builder = Builder(lab.root, options.build_dir if options.build_dir.is_absolute() else lab.root / options.build_dir,
+                      backend)
+    runner = CellRunner(lab, profile, backend, builder)
+    results_dir = options.results_dir if options.results_dir.is_absolute() else lab.root / options.results_dir
+    writer = RunWriter(results_dir, new_run_id(options.tag or f"{m.backend}-{profile.name}"),
+                       run_metadata(lab, m, profile, backend, cells))
+    progress = _Progress(len(cells), options.progress)
+    counts: dict[str, int] = {}
+    try:
+        for cell in cells:
+            try:
+                rec = runner.run_cell(cell, lambda ph, c=cell: progress.phase(c, ph))
+            except Exception as e:  # a bug in one cell must not lose the others
+                rec = {"cell": cell.id, "cipher": cell.cipher, "implementation": cell.implementation,
+                       "toolchain": cell.toolchain, "target": cell.target, "status": "measure_failed",
+                       "reason": f"lab error: {type(e).__name__}: {e}"}
+            writer.add_cell(rec)
+            counts[rec["status"]] = counts.get(rec["status"], 0) + 1
+            progress.step(cell, rec["status"])
+    finally:
+        progress.close()
+        writer.close(status_counts=counts)
+    return writer.dir

@@ -1,0 +1,81 @@
+"""Check an implementation against a vectors file: the `python -m lab verify` command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .backends import get_backend
+from .build import Builder
+from .config import Lab
+from .run import runner_prefix
+
+
+@dataclass
+class VerifyResult:
+    impl: str
+    toolchain: str
+    target: str
+    records: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    problem: str | None = None  # build failure, crash, unavailable...
+    fails: list | None = None
+    checksums: dict | None = None  # key bits -> hex of the deterministic encryption chain
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.failed == 0 and self.passed > 0
+
+    def line(self) -> str:
+        head = f"{self.impl} [{self.toolchain}, {self.target}]: "
+        if self.problem:
+            return head + self.problem
+        s = f"{self.passed} of {self.records} records passed"
+        if self.failed:
+            s += f", {self.failed} FAILED"
+        if self.skipped:
+            s += f" ({self.skipped} skipped: key size not supported)"
+        return head + s
+
+
+def verify(lab: Lab, cipher_name: str, vectors: Path, impl: str | None = None, toolchain: str = "gcc-O3",
+           target: str = "host", backend: str | None = None, build_dir: Path | None = None) -> list[VerifyResult]:
+    cipher = lab.cipher(cipher_name)
+    vectors = Path(vectors).resolve()
+    if not vectors.exists():
+        raise FileNotFoundError(f"vectors file {vectors} does not exist")
+    strategies = list(cipher.spec.implementations) if impl == "all" else [impl or cipher.default_impl]
+    tc, tg = lab.toolchain(toolchain), lab.target(target)
+    be = get_backend(backend or ("host" if tg.name == "host" else "container"), lab=lab)
+    builder = Builder(lab.root, build_dir or lab.root / "build", be)
+    out = []
+    for strategy in strategies:
+        cipher.impl(strategy)  # raises a clear error for an unknown strategy
+        r = VerifyResult(f"{cipher.name}/{strategy}", tc.name, tg.name)
+        out.append(r)
+        if not cipher.impl(strategy).runs_on(tg.arch):
+            r.problem = f"unavailable: runs on {cipher.impl(strategy).arch} only"
+            continue
+        b = builder.build(cipher, strategy, tc, tg, programs=("kat",))
+        if not b.ok:
+            r.problem = f"build failed: {b.failure}"
+            continue
+        c = be.run(runner_prefix(tg) + [str(b.programs["kat"]), "--impl", r.impl, "--file", str(vectors)],
+                   cwd=str(lab.root), timeout=1800)
+        lines = c.json_lines()
+        summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
+        if c.returncode == 3:
+            r.problem = "unavailable on this CPU"
+        elif summary is None:
+            err = next((x for x in lines if x.get("type") == "error"), None)
+            r.problem = (f"{err['message']}: {err.get('detail')}" if err else c.describe_failure())
+        else:
+            r.records, r.passed, r.failed = summary["records"], summary["passed"], summary["failed"]
+            r.skipped = summary["skipped_key_size"]
+            r.fails = [x for x in lines if x.get("type") == "kat_fail"]
+            r.checksums = {x["key_bits"]: x["encrypt_chain_1000"] for x in lines if x.get("type") == "kat_checksum"}
+            if not all(x.get("roundtrip_ok") for x in lines if x.get("type") == "kat_checksum"):
+                r.problem = "decrypt(encrypt(x)) != x on the checksum chain"
+    return out

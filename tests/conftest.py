@@ -1,0 +1,42 @@
+"""Shared fixtures: the real lab (real compilers, real vectors from ../shared)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lab.config import Lab
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_CIPHERS = ROOT / "tests" / "fixtures" / "ciphers"
+TOOLCHAINS = ["gcc-O3", "clang-O3"]
+
+
+@pytest.fixture(scope="session")
+def lab() -> Lab:
+    lab = Lab()
+    if not lab.vectors_dir.is_dir():
+        pytest.fail(f"known-answer vectors not found at {lab.vectors_dir} (shared/ must sit beside the checkout)")
+    return lab
+
+
+@pytest.fixture(scope="session")
+def fixture_lab(lab) -> Lab:
+    """The lab plus the deliberately broken test ciphers."""
+    return Lab(cipher_dirs=[ROOT / "c_src" / "ciphers", FIXTURE_CIPHERS])
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("build")
+
+
+def all_implementations() -> list[tuple[str, str]]:
+    lab = Lab()
+    return [(c.name, s) for c in lab.ciphers() for s in c.spec.implementations]
+
+
+def have(tool: str) -> bool:
+    return shutil.which(tool) is not None

@@ -1,0 +1,133 @@
+"""Schemas: every data file validates, and bad input gets an error naming file, key and fix."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lab.config import ConfigError, Lab, SCHEMAS, export_schemas
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_every_shipped_data_file_validates(lab):
+    assert lab.toolchain_names() and lab.target_names() and lab.profile_names()
+    for name in lab.toolchain_names():
+        tc = lab.toolchain(name)
+        assert tc.flags, name
+    for name in lab.target_names():
+        lab.target(name)
+    for name in lab.profile_names():
+        lab.profile(name)
+    for cipher in lab.ciphers():
+        assert cipher.default_impl in cipher.spec.implementations
+    m = lab.matrix()
+    assert m.profile in lab.profile_names()
+
+
+def test_unknown_key_in_matrix_names_file_key_and_fix(lab, tmp_path):
+    p = write(tmp_path / "matrix.yaml", """\
+        ciphers: [des]
+        toolchains: [gcc-O3]
+        tolchains: [clang-O3]
+        """)
+    with pytest.raises(ConfigError) as e:
+        lab.matrix(p)
+    msg = str(e.value)
+    assert str(p) in msg
+    assert "'tolchains'" in msg and "unknown key" in msg
+    assert "toolchains" in msg.split("Fix:")[1]  # the fix lists the allowed keys
+
+
+def test_unknown_nested_key_in_profile(tmp_path):
+    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    write(tmp_path / "profiles" / "p.yaml", """\
+        name: p
+        description: x
+        timing: {samples: 1, blocks: 1, key_pairs: 1, blcoks_per_call: 1}
+        cycles: {reps: 1, sizes: [1]}
+        """)
+    with pytest.raises(ConfigError) as e:
+        lab.profile("p")
+    assert "timing.blcoks_per_call" in str(e.value)
+    assert "blocks_per_call" in str(e.value)
+
+
+def test_undefined_toolchain_in_matrix_is_named(lab, tmp_path):
+    p = write(tmp_path / "m.yaml", "ciphers: [des]\ntoolchains: [gcc-O9]\n")
+    with pytest.raises(ConfigError, match=r"toolchains\[0\].*gcc-O9.*Fix: use one of"):
+        lab.matrix(p)
+
+
+def test_bad_value_type_is_reported_with_its_key(lab, tmp_path):
+    p = write(tmp_path / "m.yaml", "ciphers: [des]\ntoolchains: [gcc-O3]\nbackend: cloud\n")
+    with pytest.raises(ConfigError, match="key 'backend'"):
+        lab.matrix(p)
+
+
+def test_toolchain_inheritance_and_missing_keys(tmp_path):
+    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    write(tmp_path / "toolchains" / "base.yaml", "description: b\nfamily: gcc\ncc: gcc\nflags: [-O2, -g]\n")
+    write(tmp_path / "toolchains" / "child.yaml",
+          "description: c\ninherits: base\nadd_flags: [-funroll-loops]\nremove_flags: [-g]\n")
+    write(tmp_path / "toolchains" / "orphan.yaml", "description: o\nfamily: gcc\n")
+    child = lab.toolchain("child")
+    assert child.flags == ("-O2", "-funroll-loops") and child.cc == "gcc"
+    with pytest.raises(ConfigError, match="orphan.yaml: key 'cc'"):
+        lab.toolchain("orphan")
+
+
+def test_target_schema_errors(tmp_path):
+    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    base = textwrap.dedent("""\
+        name: t
+        description: d
+        triple: sparc64-linux-gnu
+        arch: sparc64
+        endianness: big
+        word_bits: 64
+        runner: qemu-user
+        families: [gcc]
+        counter: clock
+        """)
+    write(tmp_path / "targets" / "t.yaml", base)
+    with pytest.raises(ConfigError, match="qemu"):  # qemu-user runner needs the qemu binary
+        lab.target("t")
+    write(tmp_path / "targets" / "t.yaml", base + "qemu: qemu-sparc64\nendianess: big\n")
+    with pytest.raises(ConfigError, match="key 'endianess'.*unknown key"):
+        lab.target("t")
+    write(tmp_path / "targets" / "t.yaml", base.replace("endianness: big", "endianness: middle") + "qemu: q\n")
+    with pytest.raises(ConfigError, match="key 'endianness'"):
+        lab.target("t")
+
+
+def test_cipher_yaml_must_name_existing_sources(tmp_path):
+    d = tmp_path / "ciphers" / "toy"
+    write(d / "cipher.yaml", """\
+        name: toy
+        display: Toy
+        block_bits: 64
+        key_bits: [64]
+        vectors: null
+        implementations:
+          ref: {sources: [missing.c], summary: s, word_bits: 32, default: true}
+        """)
+    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "ciphers"], shared=tmp_path)
+    with pytest.raises(ConfigError, match="implementations.ref.sources.*missing.c"):
+        lab.cipher("toy")
+
+
+def test_exported_json_schemas_are_current(lab, tmp_path):
+    written = export_schemas(tmp_path)
+    assert {p.stem for p in written} == {f"{k}.schema" for k in SCHEMAS}
+    for p in written:
+        committed = lab.root / "schemas" / p.name
+        assert committed.exists(), f"run `invoke schema` to create {committed.name}"
+        assert json.loads(committed.read_text()) == json.loads(p.read_text()), f"{p.name} is stale: run `invoke schema`"
+    schema = json.loads((tmp_path / "matrix.schema.json").read_text())
+    assert schema["additionalProperties"] is False
