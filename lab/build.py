@@ -145,7 +145,7 @@ class Builder:
         hdir.mkdir(parents=True, exist_ok=True)
         log = []
         for argv in commands:
-            c: Completed = self.backend.run(argv, cwd=str(self.root), timeout=self.timeout)
+            c: Completed = self.backend.run(argv, cwd=str(self.root), timeout=self.timeout, target=target)
             if c.stderr.strip():
                 log.append(f"$ {' '.join(argv)}\n{c.stderr.strip()}")
             if c.returncode != 0:

@@ -271,6 +271,9 @@ class MatrixFile(Strict):
     )
     profile: str = "quick"
     backend: Literal["host", "container"] = "host"
+    engine: Literal["auto", "docker", "podman"] = Field(
+        "auto", description="Container engine for backend=container (auto: docker, else podman; env CIPHERLAB_ENGINE overrides)."
+    )
     include: list[Rule] = Field(default_factory=list, description="Cells added after the axes product.")
     exclude: list[Rule] = Field(default_factory=list, description="Cells removed from the product.")
 

@@ -67,7 +67,7 @@ class CellRunner:
 
     def _exec(self, target: Target, argv: list[str], timeout: float | None = None) -> Completed:
         return self.backend.run(runner_prefix(target) + argv, cwd=str(self.lab.root),
-                                timeout=timeout or self.profile.timeout_seconds)
+                                timeout=timeout or self.profile.timeout_seconds, target=target)
 
     def run_cell(self, cell: Cell, phase: Callable[[str], None] = lambda s: None) -> dict:
         t0 = time.perf_counter()

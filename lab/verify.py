@@ -63,7 +63,7 @@ def verify(lab: Lab, cipher_name: str, vectors: Path, impl: str | None = None, t
             r.problem = f"build failed: {b.failure}"
             continue
         c = be.run(runner_prefix(tg) + [str(b.programs["kat"]), "--impl", r.impl, "--file", str(vectors)],
-                   cwd=str(lab.root), timeout=1800)
+                   cwd=str(lab.root), timeout=1800, target=tg)
         lines = c.json_lines()
         summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
         if c.returncode == 3:

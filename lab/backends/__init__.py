@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import signal
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..config import Target
 
 
 @dataclass
@@ -62,7 +65,10 @@ class Completed:
 class Backend(Protocol):
     name: str
 
-    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict | None = None) -> Completed: ...
+    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict | None = None,
+            target: "Target | None" = None) -> Completed:
+        """Run argv for target (None = this machine) from cwd; never raises for a failing command."""
+        ...
 
     def describe(self) -> dict: ...
 

@@ -12,7 +12,7 @@ from . import Completed
 class HostBackend:
     name = "host"
 
-    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict | None = None) -> Completed:
+    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict | None = None, target=None) -> Completed:
         t0 = time.perf_counter()
         full_env = {**os.environ, **(env or {})}
         try:
