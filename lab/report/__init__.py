@@ -12,11 +12,49 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
+import numpy as np
 import pandas as pd
 
 from .. import results
 from ..config import Lab
-from . import charts, tables
+from . import analysis, charts, tables
+
+
+def _reference_comparison(avg: pd.DataFrame, top: dict) -> dict:
+    """Our per-platform rankings of the 15 round-1 candidates next to NIST's 1999 ones."""
+    try:
+        from . import reference
+    except ImportError:
+        return {"available": False}
+    try:
+        ref = reference.timing()
+    except Exception as e:  # a broken reference file must not kill the report
+        return {"available": False, "error": str(e)}
+    ref = ref[(ref.metric == "encrypt_speed") & (ref.key_size == 128)
+              & (ref.variant.fillna("").astype(str) == "")]
+    nist_rankings = {}
+    for cpu, g in ref.groupby("cpu"):
+        means = g.groupby("cipher").value.mean()
+        nist_rankings[f"NIST 1999 {cpu} (mean of {g.compiler.nunique()} compilers)"] = analysis.rank(means)
+    ours = {}
+    for target, g in avg.groupby("target"):
+        best = g.groupby("cipher").value.max()
+        ours[target] = analysis.rank(best)
+    rows = []
+    for target, our_rank in ours.items():
+        for name, their in nist_rankings.items():
+            tau, n = analysis.kendall_tau(our_rank, their)
+            rows.append({"target": target, "reference": name, "tau": tau, "n": n})
+    names = sorted(nist_rankings)
+    table = []
+    all_ciphers = sorted({c for r in nist_rankings.values() for c in r} | {c for r in ours.values() for c in r})
+    for c in all_ciphers:
+        table.append({"cipher": c,
+                      "ours": {t: (r.index(c) + 1 if c in r else None) for t, r in ours.items()},
+                      "nist": {n: (nist_rankings[n].index(c) + 1 if c in nist_rankings[n] else None) for n in names}})
+    table.sort(key=lambda x: min([v for v in x["nist"].values() if v] or [99]))
+    return {"available": True, "taus": rows, "table": table, "targets": list(ours), "nist_names": names,
+            "sources": getattr(reference, "SOURCES_NOTE", "lab/report/reference/SOURCES.md")}
 
 
 def _context(metas: list[dict], df: pd.DataFrame, cells: pd.DataFrame) -> dict:
@@ -34,18 +72,50 @@ def _context(metas: list[dict], df: pd.DataFrame, cells: pd.DataFrame) -> dict:
             note="Ciphers without a 128-bit key use their own key size (DES: 64, 3DES: 192)."
             + (" Emulated: measures the emulator, not the CPU; not comparable with hardware." if emulated else ""),
         )
-        norm_svg = charts.stacked_normalised(norm, title=f"Key setup + encryption, normalised — {title}")
+        norm_svg, norm_omitted = charts.stacked_normalised(norm, title=f"Key setup + encryption, normalised — {title}")
         sections.append({
             "id": f"{toolchain}--{target}".replace(".", "_"), "toolchain": toolchain, "target": target,
             "emulated": emulated, "title": title, "a1": a1, "a2": a2, "bar_svg": bar,
-            "norm": norm.to_dict("records"), "norm_svg": norm_svg,
+            "norm": norm.to_dict("records"), "norm_svg": norm_svg, "norm_omitted": norm_omitted,
         })
+
+    # platform figures (NIST Figs. 3-6): averaged over the compilers of each target
+    avg = analysis.platform_averages(df)
+    norm_avg = analysis.normalised_platform(df)
+    platforms = []
+    for target, g in avg.groupby("target", sort=False):
+        emulated = bool(g.emulated.iloc[0])
+        n_tc = int(g.n_toolchains.max())
+        fig = charts.hbar(list(g.row), list(g.value), title=f"Average encryption speed on {target}"
+                          f" (mean over {n_tc} toolchain{'s' if n_tc > 1 else ''}, 128-bit key)",
+                          xlabel="Kbit/s (higher is better)",
+                          note="Emulated: measures the emulator; never ranked with hardware." if emulated else None)
+        nt = norm_avg[norm_avg.target == target]
+        nfig, omitted = charts.stacked_normalised(nt, title=f"Key setup + encryption, normalised, on {target}")
+        platforms.append({"target": target, "emulated": emulated, "fig": fig, "norm_fig": nfig,
+                          "omitted": omitted, "rows": g.to_dict("records")})
+    top = analysis.top_performers(avg)
+    comp = analysis.compilers_relative(df)
+    comp_figs = []
+    if not comp.empty:
+        for target in comp.index.get_level_values(0).unique():
+            m = comp.loc[target]
+            comp_figs.append({"target": target, "svg": charts.heatmap(
+                m, title=f"Encryption speed of each toolchain / the best one, on {target}",
+                cbar_label="relative speed (1 = fastest toolchain)"),
+                "worst": float(np.nanmin(m.values)) if m.size else None})
+    mem = analysis.memory_table(df)
+    mem_svg = charts.scatter_memory(mem, title="Encryption speed vs memory (tables + key schedule)")
     status_counts = cells.status.value_counts().to_dict() if not cells.empty else {}
     failed = cells[cells.status != "ok"].sort_values("cell").to_dict("records") if not cells.empty else []
+    headline = platforms[0]["fig"] if platforms else (sections[0]["bar_svg"] if sections else "")
     return {
         "metas": metas, "sections": sections, "status_counts": status_counts, "failed": failed,
         "n_cells": len(cells), "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "columns": results.COLUMNS, "metrics": results.METRICS,
+        "columns": results.COLUMNS, "metrics": results.METRICS, "platforms": platforms, "top": top,
+        "compilers": comp_figs, "correctness": analysis.correctness_matrix(cells),
+        "memory": mem.to_dict("records") if not mem.empty else [], "memory_svg": mem_svg,
+        "reference": _reference_comparison(avg, top), "headline": headline,
     }
 
 

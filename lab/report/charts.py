@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "figure.dpi": 96})
@@ -40,15 +42,22 @@ def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str, err
     ax.spines[["top", "right"]].set_visible(False)
     ax.margins(x=0.15)
     ax.set_xlim(left=0)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     if note:
         fig.text(0.01, -0.02, note, fontsize=7, color="#555", ha="left", va="top", wrap=True)
     return _svg(fig)
 
 
-def stacked_normalised(t: pd.DataFrame, *, title: str) -> str:
-    """Section 5.1 metric as stacked bars: key setup part + encryption part."""
+def stacked_normalised(t: pd.DataFrame, *, title: str, off_scale_factor: float = 10.0) -> tuple[str, list[str]]:
+    """Section 5.1 metric as stacked bars: key setup part + encryption part.
+
+    Rows whose metric is more than off_scale_factor x the median are left off the
+    chart (as NIST left DEAL, HPC and FROG off its Fig. 4) and returned by name."""
     if t.empty:
-        return ""
+        return "", []
+    med = t.metric.median()
+    omitted = [f"{r} ({v:,.1f})" for r, v in zip(t.row, t.metric) if v > off_scale_factor * med]
+    t = t[t.metric <= off_scale_factor * med]
     h = 0.28 * len(t) + 1.0
     fig, ax = plt.subplots(figsize=(7.0, h))
     y = list(range(len(t)))[::-1]
@@ -59,7 +68,44 @@ def stacked_normalised(t: pd.DataFrame, *, title: str) -> str:
     ax.set_title(title, loc="left", fontsize=10)
     ax.legend(loc="lower right", fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    if t.metric.max() / max(t.metric.min(), 1e-9) > 50:
-        ax.set_xscale("log")
-        ax.set_xlabel(ax.get_xlabel() + " — log scale")
+    return _svg(fig), omitted
+
+
+def heatmap(matrix: pd.DataFrame, *, title: str, cbar_label: str) -> str:
+    """Rows x columns of values in [0, 1] (1 = best), annotated."""
+    if matrix.empty:
+        return ""
+    fig, ax = plt.subplots(figsize=(1.2 * len(matrix.columns) + 3.0, 0.3 * len(matrix) + 1.2))
+    im = ax.imshow(matrix.values, aspect="auto", cmap="RdYlGn", vmin=0.5, vmax=1.0)
+    ax.set_xticks(range(len(matrix.columns)), list(matrix.columns), rotation=30, ha="right")
+    ax.set_yticks(range(len(matrix.index)), [str(i) for i in matrix.index])
+    for (i, j), v in np.ndenumerate(matrix.values):
+        if np.isfinite(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
+    ax.set_title(title, loc="left", fontsize=10)
+    fig.colorbar(im, ax=ax, label=cbar_label, shrink=0.8)
+    return _svg(fig)
+
+
+def scatter_memory(mem: pd.DataFrame, *, title: str) -> str:
+    """Encryption speed vs table + key-schedule bytes, one point per implementation."""
+    if mem.empty or "encrypt_speed" not in mem:
+        return ""
+    m = mem.dropna(subset=["encrypt_speed"])
+    if m.empty:
+        return ""
+    x = m.get("table_bytes", 0).fillna(0) + m.get("key_schedule_bytes", 0).fillna(0)
+    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    ciphers = sorted(m.cipher.unique())
+    cmap = plt.get_cmap("tab20")
+    for k, c in enumerate(ciphers):
+        sel = m.cipher == c
+        ax.scatter(x[sel].clip(lower=1), m.encrypt_speed[sel], s=28, color=cmap(k % 20), label=c)
+        for xi, yi, r in zip(x[sel], m.encrypt_speed[sel], m.row[sel]):
+            ax.annotate(r, (max(xi, 1), yi), fontsize=6, xytext=(3, 2), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("static tables + one key schedule (bytes, log scale)")
+    ax.set_ylabel("encryption speed (Kbit/s)")
+    ax.set_title(title, loc="left", fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
