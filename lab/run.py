@@ -231,6 +231,7 @@ def run_matrix(lab: Lab, options: RunOptions, matrix_path: Path | None = None) -
                        run_metadata(lab, m, profile, backend, cells))
     progress = _Progress(len(cells), options.progress)
     counts: dict[str, int] = {}
+    tsc_rates: list[float] = []
     try:
         for cell in cells:
             try:
@@ -241,8 +242,12 @@ def run_matrix(lab: Lab, options: RunOptions, matrix_path: Path | None = None) -
                        "reason": f"lab error: {type(e).__name__}: {e}"}
             writer.add_cell(rec)
             counts[rec["status"]] = counts.get(rec["status"], 0) + 1
+            counter = (rec.get("cycles") or {}).get("counter") or {}
+            if counter.get("counter") == "x86-tsc-lfence" and not rec.get("emulated"):
+                tsc_rates.append(counter["ticks_per_second"])
             progress.step(cell, rec["status"])
     finally:
         progress.close()
-        writer.close(status_counts=counts)
+        tsc = sorted(tsc_rates)[len(tsc_rates) // 2] if tsc_rates else None
+        writer.close(status_counts=counts, tsc_hz_measured=tsc)
     return writer.dir

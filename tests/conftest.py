@@ -33,6 +33,25 @@ def build_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("build")
 
 
+@pytest.fixture(scope="session")
+def small_run(fixture_lab, tmp_path_factory) -> Path:
+    """A real run on the host: two good ciphers, a wrong one, a crashing one."""
+    from lab.run import RunOptions, run_matrix
+
+    tmp = tmp_path_factory.mktemp("run")
+    m = tmp / "matrix.yaml"
+    m.write_text(
+        "ciphers: [des, wrongdes, crashdes, idea]\n"
+        "toolchains: [gcc-O3, clang-O3]\n"
+        "targets: [host]\n"
+        "profile: smoke\n"
+        "exclude:\n"
+        "  - {cipher: idea, toolchain: clang-O3}\n"
+    )
+    opts = RunOptions(results_dir=tmp / "results", build_dir=tmp / "build", progress=False)
+    return run_matrix(fixture_lab, opts, m)
+
+
 def all_implementations() -> list[tuple[str, str]]:
     lab = Lab()
     return [(c.name, s) for c in lab.ciphers() for s in c.spec.implementations]

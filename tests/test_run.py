@@ -5,31 +5,12 @@ tidy DataFrame, and the report is rebuilt from the stored results."""
 import re
 from pathlib import Path
 
-import pytest
-
 from lab import results
 from lab.report import build_report
-from lab.run import RunOptions, run_matrix
 
 
-@pytest.fixture(scope="module")
-def run_dir(fixture_lab, tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("run")
-    m = tmp / "matrix.yaml"
-    m.write_text(
-        "ciphers: [des, wrongdes, crashdes, idea]\n"
-        "toolchains: [gcc-O3, clang-O3]\n"
-        "targets: [host]\n"
-        "profile: smoke\n"
-        "exclude:\n"
-        "  - {cipher: idea, toolchain: clang-O3}\n"
-    )
-    opts = RunOptions(results_dir=tmp / "results", build_dir=tmp / "build", progress=False)
-    return run_matrix(fixture_lab, opts, m)
-
-
-def test_every_planned_cell_is_recorded_with_its_status(run_dir):
-    meta, cells = results.read_run(run_dir)
+def test_every_planned_cell_is_recorded_with_its_status(small_run):
+    meta, cells = results.read_run(small_run)
     assert meta["version"] == results.VERSION and meta["finished"]
     status = {c["cell"]: c["status"] for c in cells}
     assert set(status) == set(meta["cells_planned"])
@@ -42,8 +23,8 @@ def test_every_planned_cell_is_recorded_with_its_status(run_dir):
     assert status["idea/ref@gcc-O3@host"] == "ok"
 
 
-def test_failed_cells_say_why_and_are_not_timed(run_dir):
-    _, cells = results.read_run(run_dir)
+def test_failed_cells_say_why_and_are_not_timed(small_run):
+    _, cells = results.read_run(small_run)
     by = {c["cell"]: c for c in cells}
     wrong = by["wrongdes/flipbit@gcc-O3@host"]
     assert "known-answer records failed" in wrong["reason"]
@@ -54,8 +35,8 @@ def test_failed_cells_say_why_and_are_not_timed(run_dir):
     assert "timing" not in crash
 
 
-def test_measured_cells_carry_provenance_and_raw_samples(run_dir):
-    meta, cells = results.read_run(run_dir)
+def test_measured_cells_carry_provenance_and_raw_samples(small_run):
+    meta, cells = results.read_run(small_run)
     des = next(c for c in cells if c["cell"] == "des/spbox@gcc-O3@host")
     assert des["kat"]["passed"] == des["kat"]["records"] > 0
     assert len(des["timing"][0]["encrypt"]) == meta["profile"]["timing"]["samples"]
@@ -65,8 +46,8 @@ def test_measured_cells_carry_provenance_and_raw_samples(run_dir):
     assert meta["toolchains"]["clang-O3"]["version"].lower().find("clang") >= 0
 
 
-def test_long_dataframe(run_dir):
-    df = results.load(run_dir)
+def test_long_dataframe(small_run):
+    df = results.load(small_run)
     assert list(df.columns) == list(results.COLUMNS)
     des = df[(df.cell == "des/spbox@gcc-O3@host")]
     enc = des[(des.metric == "encrypt_speed") & (des.key_size == 64)]
@@ -75,12 +56,12 @@ def test_long_dataframe(run_dir):
     assert sorted(per_block.n_blocks) == [1, 16, 128]
     assert set(df[df.status == "kat_failed"].metric) <= {"kat_passed", "kat_failed", "table_bytes",
                                                          "key_schedule_bytes", "code_bytes"}
-    cells = results.load_cells(run_dir)
+    cells = results.load_cells(small_run)
     assert (cells.status == "ok").sum() == 3
 
 
-def test_report_is_rebuilt_from_stored_results(fixture_lab, run_dir, tmp_path):
-    index = build_report(fixture_lab, [run_dir], results_dir=run_dir.parent, reports_dir=tmp_path)
+def test_report_is_rebuilt_from_stored_results(fixture_lab, small_run, tmp_path):
+    index = build_report(fixture_lab, [small_run], results_dir=small_run.parent, reports_dir=tmp_path)
     html = index.read_text()
     assert "Enc128" in html and "EKey" in html and "Encrypt-128" in html
     assert "not measured" in html and "kat_failed" in html and "SIGSEGV" in html

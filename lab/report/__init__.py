@@ -33,9 +33,13 @@ def _reference_comparison(avg: pd.DataFrame, top: dict) -> dict:
     ref = ref[(ref.metric == "encrypt_speed") & (ref.key_size == 128)
               & (ref.variant.fillna("").astype(str) == "")]
     nist_rankings = {}
-    for cpu, g in ref.groupby("cpu"):
+    # the reference platform (Pentium Pro, Win95) and the Pentium II first, as the issue asks
+    order = {"ppro200-win95": 0, "pii450-win98": 1}
+    for platform, g in sorted(ref.groupby("platform"), key=lambda kv: (order.get(kv[0], 9), kv[0])):
         means = g.groupby("cipher").value.mean()
-        nist_rankings[f"NIST 1999 {cpu} (mean of {g.compiler.nunique()} compilers)"] = analysis.rank(means)
+        label = f"{g.cpu.iloc[0]} {int(g.mhz.iloc[0])} MHz, {g.os.iloc[0]} (mean of {g.compiler.nunique()} compiler" \
+                f"{'s' if g.compiler.nunique() > 1 else ''})"
+        nist_rankings[label] = analysis.rank(means)
     ours = {}
     for target, g in avg.groupby("target"):
         best = g.groupby("cipher").value.max()
@@ -45,7 +49,7 @@ def _reference_comparison(avg: pd.DataFrame, top: dict) -> dict:
         for name, their in nist_rankings.items():
             tau, n = analysis.kendall_tau(our_rank, their)
             rows.append({"target": target, "reference": name, "tau": tau, "n": n})
-    names = sorted(nist_rankings)
+    names = list(nist_rankings)
     table = []
     all_ciphers = sorted({c for r in nist_rankings.values() for c in r} | {c for r in ours.values() for c in r})
     for c in all_ciphers:

@@ -30,10 +30,6 @@ GLADMAN = "gladman-aes-round2-implementation.txt"
 LIPMAA = "lipmaa-2002-fast-sc2000.txt"
 STERBENZ = "sterbenz-lipp-aes-candidates-java.txt"
 
-#: the 15 AES round-1 candidates, by cipher folder name
-ROUND1 = ("cast256", "crypton", "deal", "dfc", "e2", "frog", "hpc", "loki97", "magenta",
-          "mars", "rc6", "rijndael", "saferplus", "serpent", "twofish")
-
 # paper spelling (upper-cased) -> (cipher folder, variant)
 _CIPHER = {
     "CAST-256": ("cast256", ""), "CRYPTON": ("crypton", ""), "DEAL": ("deal", ""),
@@ -406,8 +402,8 @@ def gladman(papers: Path) -> list[dict]:
         else:
             tokens = rest.split()
             assert len(tokens) == 2 * len(columns), line
-            metric = {"encrypt": "encrypt", "decrypt": "decrypt"}[op]
-            cells = [[(f"{metric}_per_block", tokens[2 * i]), (f"{metric}_speed", tokens[2 * i + 1])]
+            assert op in ("encrypt", "decrypt"), line
+            cells = [[(f"{op}_per_block", tokens[2 * i]), (f"{op}_speed", tokens[2 * i + 1])]
                      for i in range(len(columns))]
         for (alg, lang), pairs in zip(columns, cells):
             algorithm, cipher, variant, anote = cipher_of(alg)
@@ -435,9 +431,13 @@ def gladman(papers: Path) -> list[dict]:
 # Lipmaa, Fast software implementations of SC2000 (2002)
 
 LIPMAA_FIELDS = ["source", "table", "cpu", "mhz", "os", "compiler", "language", "algorithm", "cipher",
-                 "variant", "strategy", "metric", "value", "unit", "opt_level", "printed", "note"]
-LIPMAA_SBOX_FIELDS = ["source", "table", "strategy", "lookups_per_sm", "sbox_entries", "printed", "note"]
+                 "variant", "strategy", "implementation", "metric", "value", "unit", "opt_level", "printed", "note"]
+LIPMAA_SBOX_FIELDS = ["source", "table", "strategy", "implementation", "lookups_per_sm", "sbox_entries",
+                      "printed", "note"]
 
+# S-box strategy as the paper writes it -> our implementation name in c_src/ciphers/sc2000
+SC2000_IMPL = {"(6, 5, 5, 5, 5, 6)": "sbox6_5_5_5_5_6", "(6, 10, 10, 6)": "sbox6_10_10_6",
+               "(11, 10, 11)": "sbox11_10_11", "(16, 16)": "sbox16_16"}
 _PIII = ("Pentium III Mobile", 1200, "Linux 2.4.18")
 _ATHLON = ("Athlon", 1400, "Linux 2.4.17")
 
@@ -466,7 +466,8 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
             note = join_notes(note, "printed 'N/A': not implemented")
         out.append(dict(source=LIPMAA, table=table, cpu=cpu_name, mhz=mhz, os=os_, compiler=compiler,
                         language=language, algorithm=algorithm, cipher=cipher, variant=variant, strategy=strategy,
-                        metric=metric, value=value, unit="clock_cycles", opt_level=len(plus.group(1)) if plus else "",
+                        implementation=SC2000_IMPL.get(strategy, ""), metric=metric, value=value,
+                        unit="clock_cycles", opt_level=len(plus.group(1)) if plus else "",
                         printed=printed, note=join_notes(anote, note)))
 
     # Table 1: Rijndael, SC2000, RC6 on the Pentium III
@@ -481,10 +482,11 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
             add("Table 1", _PIII, compiler, language, alg, "", metric, printed)
 
     # Table 2: previous SC2000 implementations [Shi02], VC++ 6.0 under Windows
-    strategies2 = ["6,10,10,6", "6,10,10,6", "11,10,11", "11,10,11"] * 2
+    strategies2 = ["(6, 10, 10, 6)", "(6, 10, 10, 6)", "(11, 10, 11)", "(11, 10, 11)"] * 2
     t2 = _lipmaa_block(lines, "Processor\tStrategy\tLanguage", 8)
     for i, cells in enumerate(t2):
         cpu = ("Pentium III (Katmai)", "", "Windows") if i < 4 else ("Athlon", "", "Windows")
+        assert cells[1] in ("", strategies2[i]), (cells, strategies2[i])
         language = cells[2]
         note = "by Shimoyama [Shi02]; clock not given"
         if language == "\u0421":      # Cyrillic capital ES, an OCR reading of "C"
@@ -494,7 +496,7 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
             add("Table 2", cpu, "VC++ 6.0", language, "SC2000", strategies2[i], metric, printed, note)
 
     # Table 3: this paper's SC2000, four S-box strategies, icc/gcc, Pentium III and Athlon
-    strategies3 = ["16,16", "11,10,11", "6,10,10,6", "6,5,5,5,5,6"]
+    strategies3 = ["(16, 16)", "(11, 10, 11)", "(6, 10, 10, 6)", "(6, 5, 5, 5, 5, 6)"]
     t3 = _lipmaa_block(lines, "Processor\tStrategy\tCompiler", 16)
     for i, cells in enumerate(t3):
         cpu = _PIII if i < 8 else _ATHLON
@@ -502,19 +504,24 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
         compiler, nums = cells[-4], cells[-3:]
         note = ""
         if cells[1] in ("(6 10 10 6)", "(0, 10, 10, 0)"):
+            assert strategy == "(6, 10, 10, 6)", (cells, strategy)
             note = f"strategy printed '{cells[1]}' (OCR)"
+        else:
+            assert cells[1] in ("", strategy), (cells, strategy)
         for metric, printed in zip(("encrypt_per_block", "decrypt_per_block", "key_setup"), nums):
             add("Table 3", cpu, compiler, "C", "SC2000", strategy, metric, printed, note)
 
     # Fig. 1: S-box strategies, table look-ups per SM function and S-box entries
     sbox = []
-    fig = [l for l in lines[next(i for i, l in enumerate(lines) if l.startswith("Strategy\t\t")) + 1:]][:4]
-    for strategy, line in zip(["6,5,5,5,5,6", "6,10,10,6", "11,10,11", "16,16"], fig):
+    start = next(i for i, l in enumerate(lines) if l.startswith("Strategy\t\t"))
+    fig = lines[start + 1:start + 5]
+    for strategy, line in zip(["(6, 5, 5, 5, 5, 6)", "(6, 10, 10, 6)", "(11, 10, 11)", "(16, 16)"], fig):
         nums = [c for c in line.split("\t") if c.strip()]
-        lookups, cells_ = nums[-2], nums[-1]
-        note = "strategy printed as '6 1 0 1 0 6' (OCR)" if strategy == "6,10,10,6" else ""
-        sbox.append(dict(source=LIPMAA, table="Fig. 1", strategy=strategy, lookups_per_sm=lookups,
-                         sbox_entries=cells_, printed=line.replace("\t", " ").strip(), note=note))
+        lookups, entries = nums[-2], nums[-1]
+        note = "strategy printed as '6 1 0 1 0 6' (OCR)" if strategy == "(6, 10, 10, 6)" else ""
+        sbox.append(dict(source=LIPMAA, table="Fig. 1", strategy=strategy, implementation=SC2000_IMPL[strategy],
+                         lookups_per_sm=lookups, sbox_entries=entries, printed=line.replace("\t", " ").strip(),
+                         note=note))
     return out, sbox
 
 
@@ -574,6 +581,9 @@ def sterbenz(papers: Path) -> list[dict]:
                 note = anote
                 if key_size != row_key:
                     note = join_notes(note, f"printed in the '{row_key} bit key' row")
+                if (cipher, metric, key_size) == ("rc6", "key_setup_speed_enc", 256):
+                    note = join_notes(note, "suspect: the text says only Rijndael and IDEA differ between "
+                                            "encryption and decryption key setup, yet decryption gives 39028")
                 out.append(dict(common, table="Appendix", algorithm=algorithm, cipher=cipher, variant=variant,
                                 key_size=key_size, metric=metric, value=number(printed), unit=unit,
                                 printed=printed, note=note))
@@ -582,8 +592,7 @@ def sterbenz(papers: Path) -> list[dict]:
 
 # --------------------------------------------------------------------------------------------
 
-OUTPUTS = {
-    # file name: (fields, rows getter)
+OUTPUTS = {  # CSV file name -> its columns
     "nist1999_timing.csv": TIMING_FIELDS,
     "nist1999_cycles.csv": CYCLES_FIELDS,
     "nist1999_tables.csv": TABLES_FIELDS,
