@@ -131,3 +131,24 @@ def test_exported_json_schemas_are_current(lab, tmp_path):
         assert json.loads(committed.read_text()) == json.loads(p.read_text()), f"{p.name} is stale: run `invoke schema`"
     schema = json.loads((tmp_path / "matrix.schema.json").read_text())
     assert schema["additionalProperties"] is False
+
+
+def test_profiles_adapt_key_pairs_per_cipher_as_data(lab):
+    nist = lab.profile("nist")
+    assert (nist.timing.samples, nist.timing.blocks, nist.timing.key_pairs) == (1000, 65536, 1000)
+    assert nist.timing_for("frog").key_pairs == 100 and nist.timing_for("hpc").key_pairs == 100
+    assert nist.timing_for("rc6").key_pairs == 1000
+    assert nist.cycles.sizes == [1, 16, 128, 1024, 32768]
+
+
+def test_profile_override_must_name_a_known_cipher(tmp_path):
+    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    write(tmp_path / "profiles" / "p.yaml", """\
+        name: p
+        description: x
+        timing: {samples: 1, blocks: 1, key_pairs: 1}
+        cycles: {reps: 1, sizes: [1]}
+        per_cipher: {frgo: {key_pairs: 10}}
+        """)
+    with pytest.raises(ConfigError, match="per_cipher.frgo.*not a known cipher"):
+        lab.profile("p")
