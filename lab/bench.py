@@ -290,14 +290,21 @@ def plan(lab: Lab, ciphers: list[str] | None, impls: str = "default", peers: lis
                     notes.append(f"{name}: no '{p.ours}' implementation in cipher.yaml yet; {p.peer} not compared")
             for s in chosen:
                 by_impl.setdefault(s, []).append(p)
-        if impls not in ("default", "all"):
-            for s in impls.split(","):
-                if s and s not in strategies and any(s in (u.split(",")) for u in [impls]):
-                    notes.append(f"{name}: has no implementation '{s}' (has {', '.join(strategies)})")
+        if impls not in ("default", "all") and not set(impls.split(",")) & set(strategies):
+            notes.append(f"{name}: none of the implementations '{impls}' exists (has {', '.join(strategies)})")
         for s in strategies:
             if s in by_impl:
                 units.append((name, s, by_impl[s]))
-    return Plan(units, notes)
+    return Plan(units, list(dict.fromkeys(notes)))
+
+
+def _vectors(lab: Lab, cipher: str) -> Path | None:
+    """The cipher's known-answer file (shared/vectors), used to check both sides' byte conventions."""
+    try:
+        files = [f for f in lab.cipher(cipher).vector_files(lab.vectors_dir) if f.exists()]
+    except ConfigError:
+        return None
+    return files[0] if files else None
 
 
 def _groups(pairings: list[Pairing]) -> list[tuple[dict[str, str], list[str]]]:
@@ -308,9 +315,69 @@ def _groups(pairings: list[Pairing]) -> list[tuple[dict[str, str], list[str]]]:
     return [(dict(env), ps) for env, ps in out.items()]
 
 
+def _run_group(argv: list[str], env: dict[str, str], group: list[str], cipher: str, ours: str, tname: str,
+               kat: Path | None, repeat: int) -> tuple[list[Row], list[str]]:
+    """Runs one timing program `repeat` times; per peer keeps the run with the median ratio."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    comparisons: dict[str, list[dict]] = {}
+    seen: set[str] = set()
+    run_env = {k: v for k, v in os.environ.items() if k != "NETTLE_FAT_OVERRIDE"} | env
+    for rep in range(max(1, repeat)):
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=run_env)
+            out, rc, err = p.stdout, p.returncode, p.stderr
+        except (subprocess.TimeoutExpired, OSError) as e:
+            out, rc, err = "", 124, str(e)
+        for line in out.splitlines():
+            try:
+                rec = _json.loads(line)
+            except ValueError:
+                continue
+            kind = rec.get("type")
+            if kind == "comparison":
+                comparisons.setdefault(rec["peer"], []).append(rec)
+                seen.add(rec["peer"])
+            elif rep:
+                continue  # skips and errors are the same every run
+            elif kind == "skip":
+                rows.append(Row(cipher, ours, tname, rec["peer"], "skipped", reason=rec.get("reason", "")))
+                seen.add(rec["peer"])
+            elif kind == "unavailable":
+                rows += [Row(cipher, ours, tname, g, "unavailable", reason=rec.get("reason", "")) for g in group]
+                seen.update(group)
+            elif kind == "error":
+                notes.append(f"{ours} {tname}: {rec.get('message')} {rec.get('detail', '')}")
+        if rep == 0 and rc not in (0, 1):
+            break  # 1 = a ciphertext mismatch (reported per row); anything else will not improve
+    for g in group:
+        if g not in seen:
+            tail = (err.strip().splitlines() or [f"exit status {rc}"])[-1]
+            rows.append(Row(cipher, ours, tname, g, "run_failed", reason=f"exit {rc}: {tail[:300]}"))
+    for peer, recs in comparisons.items():
+        recs.sort(key=lambda r: r["ratio"])
+        rec = dict(recs[(len(recs) - 1) // 2])
+        rec["runs"] = len(recs)
+        rec["ratios_all_runs"] = [r["ratio"] for r in recs]
+        same = all(bool(r["same_ciphertext"]) for r in recs)
+        rows.append(Row(cipher, ours, tname, peer, "ok" if same else "mismatch", rec["ours_per_byte"],
+                        rec["peer_per_byte"], rec["ratio"], same,
+                        "" if same else "ciphertexts differ: byte conventions or a bug", record=rec))
+        n = rec.get("kat_records", 0)
+        for side in ("ours", "peer"):
+            if n and rec.get(f"{side}_kat_passed") != n:
+                who = ours if side == "ours" else peer
+                notes.append(f"{who} ({tname}): {rec.get(f'{side}_kat_passed')} of {n} single-block known answers "
+                             f"of {kat.name if kat else '?'} pass")
+    order = {g: i for i, g in enumerate(group)}
+    rows.sort(key=lambda r: order.get(r.peer, len(order)))
+    return rows, notes
+
+
 def run_peers(lab: Lab, ciphers: list[str] | None = None, toolchains: list[str] | None = None,
               impls: str = "default", peers: list[str] | None = None, rounds: int = 200, warmup: int = 20,
-              nbytes: int = 4096, echo=print) -> tuple[list[Row], list[str]]:
+              nbytes: int = 4096, cpu: int | None = None, repeat: int = 1,
+              echo=print) -> tuple[list[Row], list[str]]:
     """Builds and runs every comparison; returns the rows and notes (nothing raised for one cipher's failure)."""
     toolchains = toolchains or ["gcc-O3", "clang-O3"]
     for t in toolchains:
@@ -324,6 +391,8 @@ def run_peers(lab: Lab, ciphers: list[str] | None = None, toolchains: list[str] 
     libraries = {p.library for _, _, ps in pl.units for p in ps} or set(PEER_LIBRARIES)
     families = {lab.toolchain(t).family for t in toolchains}
     missing = missing_packages(libraries, families)
+    if cpu is not None and not shutil.which("taskset"):
+        missing.append("util-linux")
     if missing:
         raise BenchError("missing Debian packages for the peer benchmark: " + " ".join(missing)
                          + f"\n  install them with: apt-get install {' '.join(missing)}"
@@ -340,45 +409,19 @@ def run_peers(lab: Lab, ciphers: list[str] | None = None, toolchains: list[str] 
             if exe is None:
                 rows += [Row(cipher, ours, tname, p.peer, "build_failed", reason=why) for p in pairings]
                 continue
+            kat = _vectors(lab, cipher)
             for env, group in _groups(pairings):
                 argv = [str(exe), "--peers", ",".join(group), "--rounds", str(rounds), "--warmup", str(warmup),
-                        "--bytes", str(nbytes), "--toolchain", tname]
+                        "--bytes", str(nbytes), "--toolchain", tname, *(["--kat", str(kat)] if kat else [])]
+                if cpu is not None:
+                    argv = ["taskset", "-c", str(cpu), *argv]
                 echo(f"  {ours} {tname}: timing against {', '.join(group)}"
-                     + (f" ({' '.join(f'{k}={v}' for k, v in env.items())})" if env else ""), flush=True)
-                run_env = {k: v for k, v in os.environ.items() if k != "NETTLE_FAT_OVERRIDE"} | env
-                try:
-                    p = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=run_env)
-                    out, rc, err = p.stdout, p.returncode, p.stderr
-                except subprocess.TimeoutExpired:
-                    out, rc, err = "", 124, "timed out after 600 s"
-                seen = set()
-                for line in out.splitlines():
-                    try:
-                        rec = _json.loads(line)
-                    except ValueError:
-                        continue
-                    kind = rec.get("type")
-                    if kind == "comparison":
-                        same = bool(rec["same_ciphertext"])
-                        rows.append(Row(cipher, ours, tname, rec["peer"], "ok" if same else "mismatch",
-                                        rec["ours_per_byte"], rec["peer_per_byte"], rec["ratio"], same,
-                                        "" if same else "ciphertexts differ: byte conventions or a bug",
-                                        record=rec))
-                        seen.add(rec["peer"])
-                    elif kind == "skip":
-                        rows.append(Row(cipher, ours, tname, rec["peer"], "skipped", reason=rec.get("reason", "")))
-                        seen.add(rec["peer"])
-                    elif kind == "unavailable":
-                        rows += [Row(cipher, ours, tname, g, "unavailable", reason=rec.get("reason", ""))
-                                 for g in group]
-                        seen.update(group)
-                    elif kind == "error":
-                        notes.append(f"{ours} {tname}: {rec.get('message')} {rec.get('detail', '')}")
-                for g in group:
-                    if g not in seen:
-                        tail = (err.strip().splitlines() or [f"exit status {rc}"])[-1]
-                        rows.append(Row(cipher, ours, tname, g, "run_failed", reason=f"exit {rc}: {tail[:300]}"))
-    return rows, notes
+                     + (f" ({' '.join(f'{k}={v}' for k, v in env.items())})" if env else "")
+                     + (f", {repeat} runs" if repeat > 1 else ""), flush=True)
+                new_rows, new_notes = _run_group(argv, env, group, cipher, ours, tname, kat, repeat)
+                rows += new_rows
+                notes += new_notes
+    return rows, list(dict.fromkeys(notes))
 
 
 # ------------------------------------------------------------------ output
@@ -386,18 +429,27 @@ def _fmt(v: float | None, nd: int = 2) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+def _short_version(rec: dict) -> str:
+    v = rec.get("peer_version", "")
+    if v.startswith("OpenSSL "):  # "OpenSSL 3.0.x <date>"
+        v = v.split()[1]
+    return f"{rec.get('peer_library', '?')} {v}; {rec.get('peer_code', '?')}"
+
+
 def format_table(rows: list[Row]) -> str:
-    head = ["cipher", "ours impl", "toolchain", "ours ticks/B", "peer", "peer ticks/B", "ratio", "same ciphertext"]
+    head = ["cipher", "ours impl", "toolchain", "ours ticks/B", "peer", "peer ticks/B", "ratio", "same ciphertext",
+            "KAT ours/peer"]
     body = []
     for r in rows:
-        peer = r.peer
-        if r.record:
-            peer = f"{r.peer} ({r.record.get('peer_library')} {r.record.get('peer_version', '').split(' ')[0] if r.record.get('peer_library') != 'OpenSSL' else r.record.get('peer_version', '').split(' ')[1]})"
+        peer = f"{r.peer} ({_short_version(r.record)})" if r.record else r.peer
         same = {True: "yes", False: "NO", None: "-"}[r.same_ciphertext]
-        ratio = _fmt(r.ratio) + (" *" if r.ratio is not None and r.ratio > 1.0 else "")
+        ratio = _fmt(r.ratio, 3) + (" *" if r.ratio is not None and r.ratio > 1.0 else "")
         if r.status not in ("ok", "mismatch"):
-            ratio, same = r.status, r.reason[:60]
-        body.append([r.cipher, r.ours, r.toolchain, _fmt(r.ours_per_byte), peer, _fmt(r.peer_per_byte), ratio, same])
+            ratio, same = r.status, "- (see notes)"
+        n = r.record.get("kat_records")
+        kat = f"{r.record.get('ours_kat_passed')}/{r.record.get('peer_kat_passed')} of {n}" if n else "-"
+        body.append([r.cipher, r.ours, r.toolchain, _fmt(r.ours_per_byte), peer, _fmt(r.peer_per_byte), ratio, same,
+                     kat])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
@@ -423,9 +475,12 @@ def _machine() -> dict:
     "warmup": "untimed rounds first (default 20)",
     "bytes": "buffer size in bytes (default 4096)",
     "json": "also write the rows (and provenance) as JSON to this path",
+    "cpu": "pin the timing program to this CPU number with taskset (default: not pinned)",
+    "repeat": "run each timing program this many times and keep, per peer, the run with the median ratio "
+              "(default 1: one process run)",
 })
 def peers_task(c, ciphers="", toolchains="gcc-O3,clang-O3", impls="default", peers="", rounds=200, warmup=20,
-               bytes=4096, json=""):  # noqa: A002 - option names seen by the user
+               bytes=4096, json="", cpu="", repeat=1):  # noqa: A002 - option names seen by the user
     """Time our ECB encryption against Crypto++, libtomcrypt, OpenSSL and Nettle on the same 4 KiB buffer.
 
     Same key, same buffer, same process, interleaved; checks the ciphertexts are
@@ -438,7 +493,8 @@ def peers_task(c, ciphers="", toolchains="gcc-O3,clang-O3", impls="default", pee
     started = _dt.datetime.now().astimezone()
     try:
         rows, notes = run_peers(lab, split(ciphers), split(toolchains), impls or "default", split(peers),
-                                int(rounds), int(warmup), int(bytes))
+                                int(rounds), int(warmup), int(bytes), int(cpu) if str(cpu).strip() else None,
+                                int(repeat))
     except BenchError as e:
         raise SystemExit(f"bench.peers: {e}") from None
     print()
@@ -447,13 +503,21 @@ def peers_task(c, ciphers="", toolchains="gcc-O3,clang-O3", impls="default", pee
     print(format_table(rows) if rows else "(no comparison ran)")
     if any(r.ratio is not None and r.ratio > 1.0 for r in rows):
         print("* ratio > 1.0: the peer is faster")
+    shown = set()
+    for r in rows:
+        if r.status not in ("ok", "mismatch"):
+            who = f"{r.ours} {r.toolchain}" if r.status == "build_failed" else f"{r.ours} {r.toolchain} vs {r.peer}"
+            if (who, r.reason) not in shown:
+                shown.add((who, r.reason))
+                print(f"note: {who}: {r.status}: {r.reason}")
     for n in notes:
         print(f"note: {n}")
     if any(r.status == "mismatch" for r in rows):
         print("WARNING: some peers gave a DIFFERENT ciphertext for the same key and buffer (rows with 'NO')")
     if json:
         doc = {"format": "cipherlab-peers", "started": started.isoformat(), "machine": _machine(),
-               "options": {"ciphers": ciphers, "toolchains": toolchains, "impls": impls, "peers": peers,
+               "options": {"ciphers": ciphers, "toolchains": toolchains, "impls": impls, "peers": peers, "cpu": cpu,
+                           "repeat": int(repeat),
                            "rounds": int(rounds), "warmup": int(warmup), "bytes": int(bytes)},
                "notes": notes, "rows": [r.as_dict() for r in rows]}
         Path(json).parent.mkdir(parents=True, exist_ok=True)
