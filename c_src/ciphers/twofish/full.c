@@ -1,0 +1,140 @@
+/*
+ * twofish/full.c -- Twofish with "full keying" (see cipherlab.h).
+ *
+ * Written from the Twofish AES submission (Schneier, Kelsey, Whiting, Wagner,
+ * Hall, Ferguson, 15 June 1998), shared/specs/twofish-aes-submission.pdf:
+ *   - bytes to words little-endian, whitening, 16 rounds, output swap: Sec. 4 (p7);
+ *   - F and g: Sec. 4.1-4.2 (p7); MDS: p8; key schedule: Sec. 4.3 (p8-p10);
+ *   - "Full Keying" (Sec. 5.1, p12): each key-dependent S-box s_j is expanded
+ *     into a 256-word table that already holds the product with MDS column j,
+ *     so g(X) is four lookups and three xors.
+ * Key schedule: 4 x 256 words of S-box tables + the 40 expanded key words
+ * (4256 bytes), the same for encryption and decryption.  The only static
+ * tables (q0/q1 and the MDS-with-last-q tables of twofish_core.c) are used by
+ * the key setup, not by the block loop.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cipherlab.h"
+#include "cl_bytes.h"
+#include "twofish_core.h"
+
+typedef struct {
+    uint32_t S[4][256]; /* S[j][x] = MDS column j * s_j(x) */
+    uint32_t K[40];
+} twofish_full_ks;
+
+static const unsigned short twofish_key_bits[] = {128, 192, 256, 0};
+
+/* S[j][x] = MDS column j times s_j(x) = mq[j][lane_j(x)] (see twofish_core.h). */
+#define FILL_SBOXES(K3, K4)                                                   \
+    for (unsigned x = 0; x < 256; x++) {                                      \
+        ks->S[0][x] = cl_twofish_mq[0][CL_TWOFISH_LANE0(x, kb, K3, K4)];      \
+        ks->S[1][x] = cl_twofish_mq[1][CL_TWOFISH_LANE1(x, kb, K3, K4)];      \
+        ks->S[2][x] = cl_twofish_mq[2][CL_TWOFISH_LANE2(x, kb, K3, K4)];      \
+        ks->S[3][x] = cl_twofish_mq[3][CL_TWOFISH_LANE3(x, kb, K3, K4)];      \
+    }
+
+static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits)
+{
+    twofish_full_ks *ks = (twofish_full_ks *)vks;
+    cl_twofish_keyinfo ki;
+    if (cl_twofish_expand(&ki, key, key_bits) != 0)
+        return CL_BAD_KEY_LENGTH;
+    for (unsigned i = 0; i < 40; i++)
+        ks->K[i] = ki.K[i];
+    uint8_t(*kb)[4] = ki.sbox_key;
+    switch (ki.k) {
+    case 2: FILL_SBOXES(0, 0); break;
+    case 3: FILL_SBOXES(1, 0); break;
+    default: FILL_SBOXES(1, 1); break;
+    }
+    return CL_OK;
+}
+
+/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2). */
+#define G0(x) (S0[CL_BYTE(x, 0)] ^ S1[CL_BYTE(x, 1)] ^ S2[CL_BYTE(x, 2)] ^ S3[CL_BYTE(x, 3)])
+#define G1(x) (S0[CL_BYTE(x, 3)] ^ S1[CL_BYTE(x, 0)] ^ S2[CL_BYTE(x, 1)] ^ S3[CL_BYTE(x, 2)])
+
+/* Rounds 2r and 2r+1 without the swap: round 2r updates (x2, x3) from
+ * (x0, x1), round 2r+1 updates (x0, x1) from (x2, x3). */
+#define ENC2(r)                                                     \
+    do {                                                            \
+        t0 = G0(x0);                                                \
+        t1 = G1(x1);                                                \
+        x2 = cl_rotr32(x2 ^ (t0 + t1 + K[4 * (r) + 8]), 1);         \
+        x3 = cl_rotl32(x3, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 9]);     \
+        t0 = G0(x2);                                                \
+        t1 = G1(x3);                                                \
+        x0 = cl_rotr32(x0 ^ (t0 + t1 + K[4 * (r) + 10]), 1);        \
+        x1 = cl_rotl32(x1, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 11]);    \
+    } while (0)
+
+#define DEC2(r)                                                     \
+    do {                                                            \
+        t0 = G0(x2);                                                \
+        t1 = G1(x3);                                                \
+        x0 = cl_rotl32(x0, 1) ^ (t0 + t1 + K[4 * (r) + 10]);        \
+        x1 = cl_rotr32(x1 ^ (t0 + 2 * t1 + K[4 * (r) + 11]), 1);    \
+        t0 = G0(x0);                                                \
+        t1 = G1(x1);                                                \
+        x2 = cl_rotl32(x2, 1) ^ (t0 + t1 + K[4 * (r) + 8]);         \
+        x3 = cl_rotr32(x3 ^ (t0 + 2 * t1 + K[4 * (r) + 9]), 1);     \
+    } while (0)
+
+static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    const twofish_full_ks *ks = (const twofish_full_ks *)vks;
+    const uint32_t *S0 = ks->S[0], *S1 = ks->S[1], *S2 = ks->S[2], *S3 = ks->S[3];
+    const uint32_t *K = ks->K;
+    for (; n; n--, in += 16, out += 16) {
+        uint32_t x0 = cl_load32_le(in) ^ K[0];
+        uint32_t x1 = cl_load32_le(in + 4) ^ K[1];
+        uint32_t x2 = cl_load32_le(in + 8) ^ K[2];
+        uint32_t x3 = cl_load32_le(in + 12) ^ K[3];
+        uint32_t t0, t1;
+        ENC2(0); ENC2(1); ENC2(2); ENC2(3);
+        ENC2(4); ENC2(5); ENC2(6); ENC2(7);
+        /* the last swap is undone: C = (R2, R3, R0, R1) ^ K4..K7 */
+        cl_store32_le(out, x2 ^ K[4]);
+        cl_store32_le(out + 4, x3 ^ K[5]);
+        cl_store32_le(out + 8, x0 ^ K[6]);
+        cl_store32_le(out + 12, x1 ^ K[7]);
+    }
+}
+
+static void twofish_full_decrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    const twofish_full_ks *ks = (const twofish_full_ks *)vks;
+    const uint32_t *S0 = ks->S[0], *S1 = ks->S[1], *S2 = ks->S[2], *S3 = ks->S[3];
+    const uint32_t *K = ks->K;
+    for (; n; n--, in += 16, out += 16) {
+        uint32_t x2 = cl_load32_le(in) ^ K[4];
+        uint32_t x3 = cl_load32_le(in + 4) ^ K[5];
+        uint32_t x0 = cl_load32_le(in + 8) ^ K[6];
+        uint32_t x1 = cl_load32_le(in + 12) ^ K[7];
+        uint32_t t0, t1;
+        DEC2(7); DEC2(6); DEC2(5); DEC2(4);
+        DEC2(3); DEC2(2); DEC2(1); DEC2(0);
+        cl_store32_le(out, x0 ^ K[0]);
+        cl_store32_le(out + 4, x1 ^ K[1]);
+        cl_store32_le(out + 8, x2 ^ K[2]);
+        cl_store32_le(out + 12, x3 ^ K[3]);
+    }
+}
+
+const cl_impl cl_impl_twofish_full = {
+    .cipher = "twofish",
+    .strategy = "full",
+    .block_bytes = 16,
+    .key_bits = twofish_key_bits,
+    .ks_bytes = sizeof(twofish_full_ks),
+    .table_bytes = CL_TWOFISH_TABLE_BYTES,
+    .available = NULL,
+    .set_encrypt_key = twofish_full_set_key,
+    .set_decrypt_key = twofish_full_set_key,
+    .encrypt = twofish_full_encrypt,
+    .decrypt = twofish_full_decrypt,
+    .init_hook = NULL,
+};
