@@ -20,45 +20,70 @@ from ..config import Lab
 from . import analysis, charts, tables
 
 
-def _reference_comparison(avg: pd.DataFrame, top: dict) -> dict:
-    """Our per-platform rankings of the 15 round-1 candidates next to NIST's 1999 ones."""
+def _reference_comparison(df: pd.DataFrame, avg: pd.DataFrame) -> dict:
+    """Our per-platform rankings next to the 1999 ones (timing tables, cycle tables, the slides'
+    reference platform, Gladman's cycles), with Kendall's tau; and our cycles side by side."""
     try:
         from . import reference
     except ImportError:
         return {"available": False}
     try:
-        ref = reference.timing()
+        timing, cycles, slides, gladman = (reference.timing(), reference.cycles(),
+                                           reference.load("slides_reference"), reference.gladman())
     except Exception as e:  # a broken reference file must not kill the report
         return {"available": False, "error": str(e)}
-    ref = ref[(ref.metric == "encrypt_speed") & (ref.key_size == 128)
-              & (ref.variant.fillna("").astype(str) == "")]
-    nist_rankings = {}
-    # the reference platform (Pentium Pro, Win95) and the Pentium II first, as the issue asks
+
+    def plain(d):  # drop the 64-bit variants (DFC-64, HPC-64) rows: NIST's main rows
+        return d[d.variant.fillna("").astype(str) == ""]
+
+    theirs: dict[str, list[str]] = {}
     order = {"ppro200-win95": 0, "pii450-win98": 1}
-    for platform, g in sorted(ref.groupby("platform"), key=lambda kv: (order.get(kv[0], 9), kv[0])):
-        means = g.groupby("cipher").value.mean()
-        label = f"{g.cpu.iloc[0]} {int(g.mhz.iloc[0])} MHz, {g.os.iloc[0]} (mean of {g.compiler.nunique()} compiler" \
-                f"{'s' if g.compiler.nunique() > 1 else ''})"
-        nist_rankings[label] = analysis.rank(means)
-    ours = {}
-    for target, g in avg.groupby("target"):
-        best = g.groupby("cipher").value.max()
-        ours[target] = analysis.rank(best)
-    rows = []
+    t = plain(timing[(timing.metric == "encrypt_speed") & (timing.key_size == 128)])
+    for platform, g in sorted(t.groupby("platform"), key=lambda kv: (order.get(kv[0], 9), kv[0])):
+        n = g.compiler.nunique()
+        label = f"A.1 timing: {g.cpu.iloc[0]} {int(g.mhz.iloc[0])} MHz, {g.os.iloc[0]} (mean of {n} compiler{'s' * (n > 1)})"
+        theirs[label] = analysis.rank(g.groupby("cipher").value.mean())
+    c = plain(cycles[(cycles.metric == "encrypt_per_block") & (cycles.n_blocks == 128)])
+    for (platform, compiler), g in sorted(c.groupby(["platform", "compiler"]), key=lambda kv: (order.get(kv[0][0], 9), kv[0])):
+        label = f"A.2 cycles Encrypt-128: {g.cpu.iloc[0]} {int(g.mhz.iloc[0])} MHz, {compiler}"
+        theirs[label] = analysis.rank(g.set_index("cipher").value, higher_is_better=False)
+    sl = plain(slides[(slides.metric == "encrypt_per_block")])
+    if not sl.empty:
+        theirs["slides: reference platform cycles/block"] = analysis.rank(
+            sl.groupby("cipher").value.mean(), higher_is_better=False)
+    gl = plain(gladman[(gladman.metric == "encrypt_per_block") & (gladman.key_size == 128)
+                       & (gladman.language == "C")])
+    if not gl.empty:
+        theirs["Gladman 1999, C, cycles/block"] = analysis.rank(gl.groupby("cipher").value.mean(),
+                                                                  higher_is_better=False)
+
+    ours = {target: analysis.rank(g.groupby("cipher").value.max()) for target, g in avg.groupby("target")}
+    taus = []
     for target, our_rank in ours.items():
-        for name, their in nist_rankings.items():
+        for name, their in theirs.items():
             tau, n = analysis.kendall_tau(our_rank, their)
-            rows.append({"target": target, "reference": name, "tau": tau, "n": n})
-    names = list(nist_rankings)
-    table = []
-    all_ciphers = sorted({c for r in nist_rankings.values() for c in r} | {c for r in ours.values() for c in r})
-    for c in all_ciphers:
-        table.append({"cipher": c,
-                      "ours": {t: (r.index(c) + 1 if c in r else None) for t, r in ours.items()},
-                      "nist": {n: (nist_rankings[n].index(c) + 1 if c in nist_rankings[n] else None) for n in names}})
-    table.sort(key=lambda x: min([v for v in x["nist"].values() if v] or [99]))
-    return {"available": True, "taus": rows, "table": table, "targets": list(ours), "nist_names": names,
-            "sources": getattr(reference, "SOURCES_NOTE", "lab/report/reference/SOURCES.md")}
+            taus.append({"target": target, "reference": name, "tau": tau, "n": n})
+    names = list(theirs)
+    main = names[:2] + [n for n in names if n.startswith(("A.2 cycles Encrypt-128: Pentium II", "Gladman"))]
+    ciphers = sorted({x for r in theirs.values() for x in r} | {x for r in ours.values() for x in r})
+    table = [{"cipher": x,
+              "ours": {tg: (r.index(x) + 1 if x in r else None) for tg, r in ours.items()},
+              "nist": {n: (theirs[n].index(x) + 1 if x in theirs[n] else None) for n in main}} for x in ciphers]
+    table.sort(key=lambda r: min([v for v in r["ours"].values() if v] or [99]))
+
+    # our Encrypt-128 per block (hardware, mean over toolchains) next to the 1999 cycle counts
+    side = []
+    ours_c = df[(df.metric == "encrypt_per_block") & (df.n_blocks == 128) & (df.status == "ok")
+                & ~df.emulated.astype(bool) & (df.key_size == 128)]
+    vc_pii = c[(c.platform == "pii450-win98") & (c.compiler.str.startswith("Visual"))].set_index("cipher").value
+    gl_c = gl.groupby("cipher").value.mean() if not gl.empty else pd.Series(dtype=float)
+    for (target, cipher), g in ours_c.groupby(["target", "cipher"]):
+        v = g.groupby("toolchain").value.min().mean()
+        side.append({"target": target, "cipher": cipher, "ours": v, "unit": g.unit.iloc[0],
+                     "nist_vc_pii": vc_pii.get(cipher), "gladman": gl_c.get(cipher)})
+    side.sort(key=lambda r: r["ours"])
+    return {"available": True, "taus": taus, "table": table, "targets": list(ours), "nist_names": main,
+            "side": side, "sources": "lab/report/reference/SOURCES.md"}
 
 
 def _context(metas: list[dict], df: pd.DataFrame, cells: pd.DataFrame) -> dict:
@@ -119,7 +144,7 @@ def _context(metas: list[dict], df: pd.DataFrame, cells: pd.DataFrame) -> dict:
         "columns": results.COLUMNS, "metrics": results.METRICS, "platforms": platforms, "top": top,
         "compilers": comp_figs, "correctness": analysis.correctness_matrix(cells),
         "memory": mem.to_dict("records") if not mem.empty else [], "memory_svg": mem_svg,
-        "reference": _reference_comparison(avg, top), "headline": headline,
+        "reference": _reference_comparison(df, avg), "headline": headline,
     }
 
 
