@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--out", type=Path, default=Path("schemas"))
 
     sub.add_parser("list", help="list ciphers, implementations, toolchains, targets, profiles")
+    sub.add_parser("catalogue", help="markdown table of every implementation with its facts (builds with gcc-O3)")
 
     a = p.parse_args(argv)
     lab = Lab()
@@ -83,6 +84,23 @@ def main(argv: list[str] | None = None) -> int:
 
             for path in export_schemas(a.out):
                 print(path)
+            return 0
+        if a.cmd == "catalogue":
+            from . import native
+
+            print("| cipher | implementation | block | keys | table bytes | key-schedule bytes | constant time | summary |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+            for c in lab.ciphers():
+                for strat, impl in c.spec.implementations.items():
+                    try:
+                        n = native.load(c.name, strat)
+                        tb, ks = f"{n.table_bytes:,}", f"{n.key_schedule_bytes:,}"
+                    except native.NativeError:
+                        tb = ks = "n/a here"
+                    ct = {True: "yes", False: "no", None: "?"}[impl.constant_time]
+                    mark = " (default)" if impl.default else ""
+                    print(f"| {c.spec.display} | {strat}{mark} | {c.spec.block_bits} | "
+                          f"{'/'.join(map(str, c.spec.key_bits))} | {tb} | {ks} | {ct} | {impl.summary} |")
             return 0
         if a.cmd == "list":
             print("ciphers:", ", ".join(
