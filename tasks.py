@@ -88,6 +88,10 @@ matrix.add_task(run, default=True)
 
 ns = Collection(matrix, report_, test, schema)
 
+from lab import tasks_images  # noqa: E402  (invoke images.build, images.host-plugin)
+
+ns.add_collection(Collection.from_module(tasks_images, name="images"))
+
 try:  # optional collections added by later work
     from lab.bench import peers_task
 

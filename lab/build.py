@@ -29,7 +29,7 @@ PROGRAMS = {
     "cycles": ["cycles.c"],
 }
 COMMON = ["api.c", "util.c"]
-COUNTERS = {"x86_tsc": "counter_x86_tsc.c", "clock": "counter_clock.c"}
+COUNTERS = {"x86_tsc": "counter_x86_tsc.c", "clock": "counter_clock.c", "marker": "counter_marker.c"}
 # Flags that only make sense on the machine that builds: dropped for other arches.
 HOST_ONLY_FLAGS = {"-march=native", "-mtune=native", "-mcpu=native"}
 

@@ -104,10 +104,17 @@ class Target(Strict):
     qemu: str | None = Field(None, description="qemu-user binary for runner=qemu-user, e.g. qemu-sparc64.")
     image: str | None = Field(None, description="Container image it builds and runs in (container backend).")
     families: list[Literal["gcc", "clang"]] = Field(description="Compiler families that can build for it.")
-    counter: Literal["x86_tsc", "clock"] = Field(description="Cycle-counter back-end of c_src/harness.")
+    counter: Literal["x86_tsc", "clock", "marker"] = Field(
+        description="Cycle-counter back-end of c_src/harness (marker: guest instructions counted by the QEMU plugin)."
+    )
     gcc_flags: list[str] = Field(default_factory=list, description="Extra flags for gcc on this target.")
     clang_flags: list[str] = Field(default_factory=list, description="Extra flags for clang (after --target).")
     static: bool = Field(False, description="Link statically (needed for qemu-user without a sysroot).")
+    unsupported_flags: dict[Literal["gcc", "clang"], dict[str, str]] = Field(
+        default_factory=dict,
+        description="Per compiler family, flags it cannot serve on this target, each with why; a toolchain "
+                    "profile using one is recorded 'unavailable' for the target, e.g. {clang: {-flto: ...}}.",
+    )
 
     @property
     def emulated(self) -> bool:

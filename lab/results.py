@@ -71,6 +71,8 @@ METRICS = {
     "encrypt_per_block": "counter units per block encrypting n_blocks in one call, overhead subtracted",
     "decrypt_per_block": "counter units per block decrypting n_blocks in one call, overhead subtracted",
     "null_overhead": "counter units of an empty call (Lipmaa's null function)",
+    "insn_ekey, insn_dkey, insn_init, insn_encrypt_per_block, insn_decrypt_per_block, insn_null_overhead":
+        "the same quantities in guest instructions, counted by qemu-user + the icount plugin (deterministic)",
     "table_bytes": "static table bytes of the implementation",
     "key_schedule_bytes": "bytes of one key schedule",
     "code_bytes": "text+rodata bytes of the implementation's objects",
@@ -218,13 +220,21 @@ def cell_rows(meta: dict, cell: dict) -> list[dict]:
         rows.append(_row(base, "key_setup_speed", "keys/s",
                          stats.speed_summary(rec["key_setup"], 2 * rec["key_pairs"]), key_size=ks, counter=counter))
 
-    cyc = cell.get("cycles") or {}
-    ops = cyc.get("ops") or []
+    rows += _counter_rows(base, (cell.get("cycles") or {}).get("ops") or [], prefix="")
+    rows += _counter_rows(base, (cell.get("icount") or {}).get("ops") or [], prefix="insn_")
+    return rows
+
+
+def _counter_rows(base: dict, ops: list[dict], prefix: str) -> list[dict]:
+    """Rows of the cycle-counting program's records, the empty-call overhead subtracted.
+
+    prefix "" for the cycle counter (TSC ticks, ns), "insn_" for guest-instruction counts."""
+    rows = []
     overhead: dict[int, float] = {}
     for op in ops:
         if op["op"] == "null":
             overhead[op["key_size"]] = stats.median(op["deltas"])
-            rows.append(_row(base, "null_overhead", op["unit"], stats.nist_summary(op["deltas"]),
+            rows.append(_row(base, prefix + "null_overhead", op["unit"], stats.nist_summary(op["deltas"]),
                              key_size=op["key_size"], counter=op["counter"]))
     for op in ops:
         if op["op"] == "null":
@@ -233,7 +243,7 @@ def cell_rows(meta: dict, cell: dict) -> list[dict]:
         n = op["n"]
         per = [(d - ov) / n for d in op["deltas"]]
         metric = {"encrypt": "encrypt_per_block", "decrypt": "decrypt_per_block"}.get(op["op"], op["op"])
-        rows.append(_row(base, metric, op["unit"], stats.nist_summary(per), key_size=op["key_size"],
+        rows.append(_row(base, prefix + metric, op["unit"], stats.nist_summary(per), key_size=op["key_size"],
                          n_blocks=n if metric.endswith("per_block") else None, counter=op["counter"]))
     return rows
 

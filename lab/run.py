@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import system
+from . import icount, system
 from .backends import Backend, Completed, get_backend
 from .build import Builder, BuildResult
 from .config import Cipher, Lab, MatrixFile, Profile, Target, Toolchain
@@ -65,6 +65,11 @@ class CellRunner:
     def __init__(self, lab: Lab, profile: Profile, backend: Backend, builder: Builder):
         self.lab, self.profile, self.backend, self.builder = lab, profile, backend, builder
 
+    def _compiler_version(self, cc: str, target: Target) -> str:
+        if hasattr(self.backend, "compiler_version"):
+            return self.backend.compiler_version(cc, target)
+        return system.compiler_version(cc)
+
     def _exec(self, target: Target, argv: list[str], timeout: float | None = None) -> Completed:
         return self.backend.run(runner_prefix(target) + argv, cwd=str(self.lab.root),
                                 timeout=timeout or self.profile.timeout_seconds, target=target)
@@ -91,11 +96,15 @@ class CellRunner:
             return done("unavailable", f"implementation runs on {impl.arch}, not {target.arch}")
         if toolchain.family not in target.families:
             return done("unavailable", f"target {target.name} has no {toolchain.family} toolchain")
+        bad = target.unsupported_flags.get(toolchain.family, {})
+        used = [f for f in (*toolchain.flags, *toolchain.ldflags) if f in bad]
+        if used:
+            return done("unavailable", f"{toolchain.family} {used[0]} on {target.name}: {bad[used[0]]}")
 
         phase("build")
         b: BuildResult = self.builder.build(cipher, cell.implementation, toolchain, target)
-        rec["build"] = {"compiler": b.compiler, "compiler_version": system.compiler_version(b.compiler)
-                        if self.backend.name == "host" else None, "cflags": b.cflags,
+        rec["build"] = {"compiler": b.compiler, "compiler_version": self._compiler_version(b.compiler, target),
+                        "cflags": b.cflags,
                         "code_bytes": b.code_bytes, "cached": b.cached, "log": b.log[-4000:] or None}
         if not b.ok:
             return done("build_failed", b.failure)
@@ -150,19 +159,61 @@ class CellRunner:
         if c.returncode != 0:
             return done(_failure_status(c), f"timing: {c.describe_failure()}")
 
-        # ---- cycle counting (section 3.2)
+        # ---- cycle counting (section 3.2); on emulated targets: guest instructions
         phase("cycles")
         cc = self.profile.cycles_for(cipher.name)
         sizes = [k for k in cc.key_sizes if k in cell.key_sizes] or [cell.key_sizes[0]]
-        argv = [rel["cycles"], "--impl", cell.impl_name, "--key-bits", ",".join(map(str, sizes)),
-                "--reps", str(cc.reps), "--sizes", ",".join(map(str, cc.sizes)), "--max-blocks", str(cc.max_blocks)]
-        c = self._exec(target, argv)
+        args = ["--impl", cell.impl_name, "--key-bits", ",".join(map(str, sizes)), "--reps", str(cc.reps),
+                "--sizes", ",".join(map(str, cc.sizes)), "--max-blocks", str(cc.max_blocks)]
+        if target.counter == "marker":
+            status = self._icount(rec, target, [rel["cycles"], *args])
+            return done(*status) if status else done("ok")
+        c = self._exec(target, [rel["cycles"], *args])
         lines = c.json_lines()
         rec["cycles"] = {"counter": next((x for x in lines if x.get("type") == "counter"), None),
                          "ops": [x for x in lines if x.get("type") == "cycles"]}
         if c.returncode != 0:
             return done(_failure_status(c), f"cycles: {c.describe_failure()}")
+
+        # ---- the same deterministic instruction counts on hardware, through qemu-user
+        phase("icount")
+        try:
+            ib = icount.build_for_icount(self.builder, cipher, cell.implementation, toolchain, target)
+            if not ib.ok:
+                rec["icount_note"] = f"instruction-count build failed: {ib.failure}"
+            else:
+                self._icount(rec, target, [str(ib.programs["cycles"]), *args], hardware=True)
+        except icount.IcountError as e:
+            rec["icount_note"] = str(e)
         return done("ok")
+
+    def _icount(self, rec: dict, target: Target, argv: list[str], hardware: bool = False):
+        """Runs a marker-counter `cycles` under qemu + the plugin; fills rec["icount"].
+        Returns (status, reason) when the cell failed, None when fine."""
+        try:
+            c, counts = icount.run_with_icount(self.backend, target, argv, cwd=str(self.lab.root),
+                                               timeout=self.profile.timeout_seconds)
+        except icount.IcountError as e:
+            if hardware:
+                rec["icount_note"] = str(e)
+                return None
+            return ("measure_failed", f"instruction count: {e}")
+        lines = c.json_lines()
+        if c.returncode != 0 or not counts:
+            why = icount.icount_unavailable(c)
+            if hardware or why:
+                rec["icount_note"] = why or f"instruction count run: {c.describe_failure()}"
+                return None
+            return (_failure_status(c), f"instruction count run: {c.describe_failure()}")
+        try:
+            filled = icount.fill_deltas(lines, counts)
+        except icount.IcountError as e:
+            rec["icount_note"] = str(e)
+            return None if hardware else ("measure_failed", str(e))
+        rec["icount"] = {"counter": icount.COUNTER_NAME, "unit": icount.COUNTER_UNIT,
+                         "emulator": icount.qemu_for(target)[0] if hardware else target.qemu,
+                         "ops": [x for x in filled if x.get("type") == "cycles"]}
+        return None
 
 
 def run_metadata(lab: Lab, m: MatrixFile, profile: Profile, backend: Backend, cells: list[Cell]) -> dict:
@@ -219,12 +270,12 @@ def run_matrix(lab: Lab, options: RunOptions, matrix_path: Path | None = None) -
     """Runs every cell of the (narrowed) matrix and returns the run folder."""
     m = narrowed(lab.matrix(matrix_path), options)
     profile = lab.profile(m.profile)
-    backend = get_backend(m.backend, lab=lab)
+    build_dir = options.build_dir if options.build_dir.is_absolute() else lab.root / options.build_dir
+    backend = get_backend(m.backend, lab=lab, engine=m.engine, build_dir=build_dir, targets=list(m.targets))
     cells = expand(lab, m)
     if not cells:
         raise ValueError("the matrix selects no cells (check ciphers/toolchains/targets and exclude rules)")
-    builder = Builder(lab.root, options.build_dir if options.build_dir.is_absolute() else lab.root / options.build_dir,
-                      backend)
+    builder = Builder(lab.root, build_dir, backend)
     runner = CellRunner(lab, profile, backend, builder)
     results_dir = options.results_dir if options.results_dir.is_absolute() else lab.root / options.results_dir
     writer = RunWriter(results_dir, new_run_id(options.tag or f"{m.backend}-{profile.name}"),

@@ -48,8 +48,10 @@ def verify(lab: Lab, cipher_name: str, vectors: Path, impl: str | None = None, t
         raise FileNotFoundError(f"vectors file {vectors} does not exist")
     strategies = list(cipher.spec.implementations) if impl == "all" else [impl or cipher.default_impl]
     tc, tg = lab.toolchain(toolchain), lab.target(target)
-    be = get_backend(backend or ("host" if tg.name == "host" else "container"), lab=lab)
-    builder = Builder(lab.root, build_dir or lab.root / "build", be)
+    build_dir = Path(build_dir or lab.root / "build")
+    be = get_backend(backend or ("host" if tg.runner == "native" and tg.is_host_arch() and not tg.image
+                                 else "container"), lab=lab, build_dir=build_dir, targets=[tg.name])
+    builder = Builder(lab.root, build_dir, be)
     out = []
     for strategy in strategies:
         cipher.impl(strategy)  # raises a clear error for an unknown strategy

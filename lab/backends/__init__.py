@@ -77,7 +77,7 @@ def get_backend(name: str, **kwargs) -> Backend:
     if name == "host":
         from .host import HostBackend
 
-        return HostBackend()
+        return HostBackend()  # the host needs none of the container options
     if name == "container":
         from .container import ContainerBackend  # type: ignore[import-not-found]
 

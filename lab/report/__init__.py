@@ -145,6 +145,7 @@ def _context(metas: list[dict], df: pd.DataFrame, cells: pd.DataFrame) -> dict:
         "compilers": comp_figs, "correctness": analysis.correctness_matrix(cells),
         "memory": mem.to_dict("records") if not mem.empty else [], "memory_svg": mem_svg,
         "reference": _reference_comparison(df, avg), "headline": headline,
+        "instructions": tables.instructions_table(df),
     }
 
 

@@ -70,9 +70,16 @@ def a1_table(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str)
     return {"columns": columns, "rows": rows, "other": other}
 
 
-def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128) -> dict:
-    """NIST Appendix A.2: EKey, DKey, Encrypt-n/Decrypt-n per block, Init; sorted by Encrypt-128."""
+def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128, prefix: str | None = None) -> dict:
+    """NIST Appendix A.2: EKey, DKey, Encrypt-n/Decrypt-n per block, Init; sorted by Encrypt-128.
+
+    prefix "" uses the cycle counter, "insn_" guest-instruction counts; None picks the cycle
+    counter when the platform has one, else instructions (emulated targets)."""
     sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == "ok")].copy()
+    if prefix is None:
+        prefix = "" if (sel.metric == "ekey").any() else "insn_"
+    sel = sel[sel.metric.str.startswith(prefix)] if prefix else sel[~sel.metric.str.startswith("insn_")]
+    sel = sel.assign(metric=sel.metric.str.removeprefix(prefix)) if prefix else sel
     if sel.empty:
         return {"columns": [], "rows": [], "unit": None, "counter": None}
     sel["row"] = row_labels(sel)
@@ -151,3 +158,30 @@ def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str
     t["enc_norm"] = t.enc_time_per_kbit_us / t.enc_time_per_kbit_us.min()
     t["metric"] = t.key_norm + t.enc_norm
     return t.sort_values("metric").reset_index(drop=True)
+
+
+def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 128) -> dict:
+    """Guest instructions per block (Encrypt-n) for every target, one table per toolchain, with
+    the host's measured encryption speed alongside: the deterministic column all targets share."""
+    sel = df[(df.metric == "insn_encrypt_per_block") & (df.n_blocks == n_blocks) & (df.status == "ok")].copy()
+    if sel.empty:
+        return {"toolchains": []}
+    sel["row"] = row_labels(sel)
+    has = sel.groupby("cell").key_size.transform(lambda k: (k == key_size).any())
+    sel = sel[(has & (sel.key_size == key_size)) | (~has & (sel.key_size == sel.groupby("cell").key_size.transform("min")))]
+    speed = df[(df.metric == "encrypt_speed") & (df.status == "ok") & ~df.emulated.astype(bool)].copy()
+    speed["row"] = row_labels(speed) if not speed.empty else []
+    out = []
+    for tc, g in sel.groupby("toolchain"):
+        targets = sorted(g.target.unique(), key=lambda t: (t not in ("host", "x86_64"), t))
+        hw = speed[(speed.toolchain == tc)]
+        hw_target = hw.target.iloc[0] if not hw.empty else None
+        rows = []
+        for row, gr in g.groupby("row"):
+            v = {t: gr[gr.target == t].value.iloc[0] if (gr.target == t).any() else None for t in targets}
+            sp = hw[(hw.row == row) & (hw.target == hw_target)]
+            sp = sp[sp.key_size == key_size] if (sp.key_size == key_size).any() else sp
+            rows.append({"row": row, "values": v, "speed": sp.value.iloc[0] if not sp.empty else None})
+        rows.sort(key=lambda r: next((x for x in r["values"].values() if x is not None), math.inf))
+        out.append({"toolchain": tc, "targets": targets, "rows": rows, "speed_target": hw_target})
+    return {"toolchains": out, "n_blocks": n_blocks}

@@ -1,0 +1,191 @@
+"""The container backend for real: images built by lab.images, cipher builds and
+known-answer runs in them, big-endian through the real qemu-sparc64, the
+endian-buggy fixture red on sparc64 and green on x86_64, instruction counts
+that repeat exactly.
+
+Needs a container engine (Docker, or Podman); without one these tests are
+skipped, unless CIPHERLAB_REQUIRE_CONTAINERS=1 (CI), where they fail.  The
+first run builds the base image and two target images (minutes).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from lab.build import Builder
+from lab.icount import build_for_icount, fill_deltas, run_with_icount
+from lab.images import EngineError, build_images, detect_engine
+from lab.run import CellRunner, runner_prefix
+from lab.plan import Cell
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.container
+TARGETS = ["x86_64", "sparc64"]
+EM_SPARCV9, EM_X86_64 = 43, 62
+
+
+@pytest.fixture(scope="module")
+def engine():
+    try:
+        return detect_engine()
+    except EngineError as e:
+        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
+            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
+        pytest.skip(f"no container engine: {e}")
+
+
+@pytest.fixture(scope="module")
+def images(fixture_lab, engine) -> dict[str, str]:
+    t0 = time.monotonic()
+    ids = build_images(fixture_lab, TARGETS, engine)
+    print(f"images {ids} ready in {time.monotonic() - t0:.0f} s")
+    return ids
+
+
+@pytest.fixture(scope="module")
+def backend(fixture_lab, engine, images):
+    from lab.backends.container import ContainerBackend
+
+    be = ContainerBackend(lab=fixture_lab, engine=engine, build_dir=ROOT / "build" / "test-containers",
+                          targets=TARGETS, auto_build=False)
+    yield be
+    be.close()
+
+
+@pytest.fixture(scope="module")
+def builder(backend) -> Builder:
+    return Builder(ROOT, backend.build_dir, backend)
+
+
+def _kat(fixture_lab, builder, backend, cipher: str, toolchain: str, target: str) -> dict:
+    c, tc, tg = fixture_lab.cipher(cipher), fixture_lab.toolchain(toolchain), fixture_lab.target(target)
+    strategy = c.default_impl
+    b = builder.build(c, strategy, tc, tg, programs=("kat",))
+    assert b.ok, b.log
+    exe = b.programs["kat"]
+    head = exe.read_bytes()[:20]
+    endian = ">" if head[5] == 2 else "<"
+    machine = int.from_bytes(head[18:20], "big" if endian == ">" else "little")
+    vectors = c.vector_files(fixture_lab.vectors_dir)[0]
+    done = backend.run(runner_prefix(tg) + [builder._rel(exe), "--impl", f"{cipher}/{strategy}", "--file",
+                                            str(vectors)], cwd=str(ROOT), timeout=300, target=tg)
+    summary = next((x for x in done.json_lines() if x.get("type") == "kat_summary"), None)
+    assert summary, f"no kat summary: {done.describe_failure()}\n{done.stdout[-2000:]}"
+    return {"summary": summary, "machine": machine, "big_endian": endian == ">", "completed": done}
+
+
+# ------------------------------------------------------------------ sandbox
+def test_containers_are_sandboxed(fixture_lab, backend):
+    x = fixture_lab.target("x86_64")
+    run = lambda *argv: backend.run(list(argv), cwd=str(ROOT), timeout=60, target=x)  # noqa: E731
+    assert run("id", "-u").stdout.strip() != "0", "commands must not run as root"
+    assert run("ls", "/sys/class/net").stdout.split() == ["lo"], "no network but loopback"
+    assert run("touch", str(ROOT / "README.md")).returncode != 0, "the repository is read-only"
+    assert run("touch", "/etc/cipherlab").returncode != 0, "the image is read-only"
+    out = backend.build_dir / "sandbox-probe"
+    out.unlink(missing_ok=True)
+    assert run("sh", "-c", f"echo ok > {out}").returncode == 0, "the build directory is writable"
+    assert out.read_text() == "ok\n"
+    vectors = fixture_lab.vectors_dir / "des.kat"
+    assert run("head", "-c", "1", str(vectors)).returncode == 0, "the shared vectors are visible"
+    env = backend.run(["sh", "-c", "echo $CIPHERLAB_PROBE $CIPHERLAB_RUNNER"], cwd=str(ROOT), timeout=60,
+                      env={"CIPHERLAB_PROBE": "yes"}, target=fixture_lab.target("sparc64"))
+    assert env.stdout.split() == ["yes", "qemu-sparc64"], "each image exposes its runner"
+
+
+def test_timeout_kills_the_command_inside_the_container(fixture_lab, backend):
+    x = fixture_lab.target("x86_64")
+    t0 = time.monotonic()
+    c = backend.run(["sleep", "77"], cwd=str(ROOT), timeout=2, target=x)
+    assert c.timed_out and c.returncode is None
+    assert time.monotonic() - t0 < 30
+    procs = backend.run(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"], cwd=str(ROOT), timeout=30, target=x)
+    assert "sleep 77" not in procs.stdout
+    crash = backend.run(["sh", "-c", "kill -SEGV $$"], cwd=str(ROOT), timeout=30, target=x)
+    assert crash.crashed and crash.signal_name == "SIGSEGV"
+
+
+def test_a_missing_image_fails_commands_without_raising(fixture_lab, backend):
+    ghost = fixture_lab.target("sparc64").model_copy(update={"name": "ghost", "image": "cipherlab/no-such-image"})
+    for _ in range(2):  # the second answer comes from the remembered failure
+        c = backend.run(["true"], cwd=str(ROOT), timeout=30, target=ghost)
+        assert c.returncode == 125 and "not built" in c.stderr and not c.crashed
+
+
+def test_describe_records_engine_and_image_ids(backend, images):
+    d = backend.describe()
+    assert d["backend"] == "container" and d["engine"] in ("docker", "podman") and d["engine_version"]
+    for t in TARGETS:
+        info = d["images"][t]
+        assert info["id"] == images[t] and info["id"].startswith("sha256:")
+        assert info["revision"] and len(info["content_hash"]) == 64
+
+
+def test_image_builds_are_incremental(fixture_lab, engine, images):
+    t0 = time.monotonic()
+    lines: list[str] = []
+    assert build_images(fixture_lab, TARGETS, engine, progress=lines.append) == images
+    assert all("up to date" in ln for ln in lines), lines
+    assert time.monotonic() - t0 < 60
+
+
+# ------------------------------------------------------------- byte order
+@pytest.mark.parametrize("toolchain", ["gcc-O3", "clang-O3"])
+def test_des_known_answers_pass_big_endian_under_real_qemu(fixture_lab, builder, backend, toolchain):
+    r = _kat(fixture_lab, builder, backend, "des", toolchain, "sparc64")
+    assert r["big_endian"] and r["machine"] == EM_SPARCV9, "a big-endian SPARC binary"
+    s = r["summary"]
+    assert s["records"] > 100 and s["passed"] == s["records"] and s["failed"] == 0
+
+
+def test_endian_bug_is_red_on_sparc64_and_green_on_x86_64(fixture_lab, builder, backend):
+    le = _kat(fixture_lab, builder, backend, "endiandes", "gcc-O3", "x86_64")
+    assert not le["big_endian"] and le["machine"] == EM_X86_64
+    assert le["summary"]["failed"] == 0 and le["summary"]["passed"] == le["summary"]["records"] > 100
+    be = _kat(fixture_lab, builder, backend, "endiandes", "gcc-O3", "sparc64")
+    assert be["big_endian"]
+    assert be["summary"]["passed"] == 0 and be["summary"]["failed"] >= be["summary"]["records"] > 100
+
+
+def test_endian_bug_makes_a_red_cell_in_a_run(fixture_lab, backend, builder):
+    profile = fixture_lab.profile("smoke")
+    runner = CellRunner(fixture_lab, profile, backend, builder)
+    rec = runner.run_cell(Cell("endiandes", "hostorder", "gcc-O3", "sparc64", (64,)))
+    assert rec["status"] == "kat_failed", rec
+    assert "known-answer records failed" in rec["reason"]
+
+
+# ------------------------------------------------------ instruction counts
+def _cycles_counts(fixture_lab, builder, backend, target: str, toolchain: str = "gcc-O3"):
+    c, tc, tg = fixture_lab.cipher("des"), fixture_lab.toolchain(toolchain), fixture_lab.target(target)
+    b = build_for_icount(builder, c, "spbox", tc, tg)
+    assert b.ok, b.log
+    argv = [builder._rel(b.programs["cycles"]), "--impl", "des/spbox", "--key-bits", "64", "--reps", "3",
+            "--sizes", "1,16", "--max-blocks", "64"]
+    runs = [run_with_icount(backend, tg, argv, cwd=str(ROOT), timeout=300) for _ in range(2)]
+    for done, counts in runs:
+        assert done.returncode == 0, done.describe_failure()
+        assert counts, "the plugin wrote no counts"
+    return runs
+
+
+@pytest.mark.parametrize("target", ["sparc64", "x86_64"])
+def test_instruction_counts_repeat_exactly(fixture_lab, builder, backend, target):
+    (first, counts1), (_second, counts2) = _cycles_counts(fixture_lab, builder, backend, target)
+    records = first.json_lines()
+    assert any(r.get("counter") == "qemu-insn-region" for r in records if r.get("type") == "counter")
+    filled = fill_deltas(records, counts1)
+    again = fill_deltas(_second.json_lines(), counts2)
+    ops = {(r["op"], r["n"]): r["deltas"] for r in filled if r.get("type") == "cycles"}
+    assert ops == {(r["op"], r["n"]): r["deltas"] for r in again if r.get("type") == "cycles"}, "not repeatable"
+    assert all(d > 0 for ds in ops.values() for d in ds)
+    # the same call gives the same count every repetition, and the counts scale with the work
+    for key in (("ekey", 1), ("encrypt", 16), ("decrypt", 16)):
+        assert len(set(ops[key])) == 1, f"{key}: {ops[key]}"
+    null, one, sixteen = ops[("null", 1)][0], ops[("encrypt", 1)][0], ops[("encrypt", 16)][0]
+    assert null < one < sixteen
+    assert 10 < (sixteen - null) / (one - null) < 20, "16 blocks cost about 16 times one block"
