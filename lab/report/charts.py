@@ -66,7 +66,7 @@ def stacked_normalised(t: pd.DataFrame, *, title: str, off_scale_factor: float =
     ax.set_yticks(y, list(t.row))
     ax.set_xlabel("normalised key setup + encryption (2 = best in both; lower is better)")
     ax.set_title(title, loc="left", fontsize=10)
-    ax.legend(loc="lower right", fontsize=7, frameon=False)
+    ax.legend(loc="upper right", fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig), omitted
 
@@ -105,6 +105,7 @@ def scatter_memory(mem: pd.DataFrame, *, title: str) -> str:
             ax.annotate(r, (max(xi, 1), yi), fontsize=6, xytext=(3, 2), textcoords="offset points")
     ax.set_xscale("log")
     ax.set_xlabel("static tables + one key schedule (bytes, log scale)")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_ylabel("encryption speed (Kbit/s)")
     ax.set_title(title, loc="left", fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
