@@ -273,6 +273,9 @@ class MatrixFile(Strict):
     )
     toolchains: list[str] = Field(min_length=1)
     targets: list[str] = Field(["host"], min_length=1)
+    container_targets: list[str] | None = Field(
+        None, description="Targets used instead of 'targets' when the backend is container and none are named."
+    )
     key_sizes: list[int] | Literal["all"] = Field(
         "all", description="Key sizes to time; each cipher uses those it supports (its own if none)."
     )
@@ -449,6 +452,7 @@ class Lab:
         checks = [
             ("toolchains", m.toolchains, self.toolchain_names()),
             ("targets", m.targets, self.target_names()),
+            ("container_targets", m.container_targets or [], self.target_names()),
         ]
         if m.ciphers != "all":
             checks.append(("ciphers", m.ciphers, self.cipher_names()))

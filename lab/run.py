@@ -46,6 +46,8 @@ def narrowed(m: MatrixFile, o: RunOptions) -> MatrixFile:
         upd["profile"] = o.profile
     if o.backend:
         upd["backend"] = o.backend
+    if upd.get("backend", m.backend) == "container" and not o.targets and m.container_targets:
+        upd["targets"] = list(m.container_targets)
     return m.model_copy(update=upd)
 
 

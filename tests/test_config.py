@@ -152,3 +152,15 @@ def test_profile_override_must_name_a_known_cipher(tmp_path):
         """)
     with pytest.raises(ConfigError, match="per_cipher.frgo.*not a known cipher"):
         lab.profile("p")
+
+
+def test_container_backend_uses_the_container_targets(lab):
+    from lab.run import RunOptions, narrowed
+
+    m = lab.matrix()
+    assert narrowed(m, RunOptions()).targets == m.targets
+    if m.container_targets:
+        assert narrowed(m, RunOptions(backend="container")).targets == m.container_targets
+    assert narrowed(m, RunOptions(backend="container", targets=["sparc64"])).targets == ["sparc64"]
+    full = lab.matrix(lab.root / "matrix-full.yaml")
+    assert {"x86_64", "i386", "aarch64", "armhf", "riscv64", "sparc64", "mips64", "ppc64", "s390x"} <= set(full.targets)
