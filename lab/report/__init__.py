@@ -123,7 +123,7 @@ def _context(metas: list[dict], df: pd.DataFrame, cells: pd.DataFrame) -> dict:
         nfig, omitted = charts.stacked_normalised(nt, title=f"Key setup + encryption, normalised, on {target}")
         platforms.append({"target": target, "emulated": emulated, "fig": fig, "norm_fig": nfig,
                           "omitted": omitted, "rows": g.to_dict("records")})
-    top = analysis.top_performers(avg)
+    top = analysis.top_performers(avg, insn=analysis.instruction_averages(df))
     comp = analysis.compilers_relative(df)
     comp_figs = []
     if not comp.empty:
