@@ -103,6 +103,8 @@ class CellRunner:
         if used:
             return done("unavailable", f"{toolchain.family} {used[0]} on {target.name}: {bad[used[0]]}")
 
+        if hasattr(self.backend, "image_id"):
+            rec["image_id"] = self.backend.image_id(target)
         phase("build")
         b: BuildResult = self.builder.build(cipher, cell.implementation, toolchain, target)
         rec["build"] = {"compiler": b.compiler, "compiler_version": self._compiler_version(b.compiler, target),
@@ -228,7 +230,11 @@ def run_metadata(lab: Lab, m: MatrixFile, profile: Profile, backend: Backend, ce
     targets = {}
     for name in sorted({c.target for c in cells}):
         t = lab.target(name)
-        targets[name] = {**t.model_dump(), "emulated": t.emulated}
+        # the emulator that runs the target, or that counts its instructions (qemu-x86_64 on hardware)
+        qemu = icount.qemu_for(t)[0]
+        v = backend.run([qemu, "--version"], cwd=str(lab.root), timeout=60, target=t)
+        first = v.stdout.strip().splitlines()[0] if v.returncode == 0 and v.stdout.strip() else "not installed"
+        targets[name] = {**t.model_dump(), "emulated": t.emulated, "qemu_version": f"{qemu}: {first}"}
     return {
         "machine": system.machine(),
         "git": system.git_revision(lab.root),
