@@ -103,11 +103,9 @@ def _build_library(lab: Lab, cipher_name: str, toolchain: str) -> Path:
             f"-DCL_IMPL_LIST={symbols}", str(lab.root / HARNESS / "registry.c"),
             *(str(lab.root / HARNESS / c) for c in COMMON), *map(str, sources)]
     h = hashlib.sha256(" ".join(argv).encode())
-    for p in [*sources, *(lab.root / INCLUDE).glob("*.h"), *(lab.root / HARNESS).glob("*.[ch]"),
-              *(s.parent / n for s in sources for n in [] )]:
+    headers = {hdr for s in sources for hdr in s.parent.glob("*.h")}
+    for p in [*sources, *(lab.root / INCLUDE).glob("*.h"), *(lab.root / HARNESS).glob("*.[ch]"), *sorted(headers)]:
         h.update(Path(p).read_bytes())
-    for p in sorted({h_ for s in sources for h_ in s.parent.glob("*.h")}):
-        h.update(p.read_bytes())
     out = lab.root / "build" / "native" / toolchain / f"libcl_{cipher.name}-{h.hexdigest()[:16]}.so"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
