@@ -59,25 +59,47 @@ static int rc6_set_key(void *ks, const uint8_t *key, unsigned key_bits)
     return CL_OK;
 }
 
+/* x <<< n and x >>> n for a count already in 0..31.  The rounds pass the
+ * top five bits of the product, f(X) >> 27, which equal (f(X) <<< 5) mod 32
+ * = lg w bits of t (or u) as p3 asks, so the count is explicit and needs no
+ * mask (measured neutral on its own; the gain is the product form below).
+ * Plain C, any byte order. */
+static inline uint32_t rc6_rotl(uint32_t x, uint32_t n)
+{
+    return (x << n) | (x >> ((32 - n) & 31));
+}
+static inline uint32_t rc6_rotr(uint32_t x, uint32_t n)
+{
+    return (x >> n) | (x << ((32 - n) & 31));
+}
+
 /* One encryption round i (p3), with the registers named by the caller:
  * t = (B*(2B+1)) <<< 5, u = (D*(2D+1)) <<< 5,
+ * the product written as 2*B*B + B: one multiply of B by itself, then an
+ * add; from B*(2*B+1) gcc emits a three-operand lea 1(B,B) (2-3 cycles on
+ * current x86) in front of the multiply, on the critical path (gcc 12:
+ * 10.0 -> 7.9 ticks/B; clang unchanged),
  * A = ((A^t) <<< u) + S[2i], C = ((C^u) <<< t) + S[2i+1]. */
 #define RC6_ENC_ROUND(A, B, C, D, i)                                 \
     do {                                                             \
-        uint32_t t_ = cl_rotl32(B * (2 * B + 1), 5);                 \
-        uint32_t u_ = cl_rotl32(D * (2 * D + 1), 5);                 \
-        A = cl_rotl32(A ^ t_, u_) + S[2 * (i)];                      \
-        C = cl_rotl32(C ^ u_, t_) + S[2 * (i) + 1];                  \
+        uint32_t mb_ = B * B, md_ = D * D;                           \
+        mb_ = mb_ + mb_ + B;                                         \
+        md_ = md_ + md_ + D;                                         \
+        uint32_t t_ = cl_rotl32(mb_, 5), u_ = cl_rotl32(md_, 5);     \
+        A = rc6_rotl(A ^ t_, md_ >> 27) + S[2 * (i)];                \
+        C = rc6_rotl(C ^ u_, mb_ >> 27) + S[2 * (i) + 1];            \
     } while (0)
 
 /* Inverse of round i (p5), applied to the same register naming:
  * C = ((C - S[2i+1]) >>> t) ^ u, A = ((A - S[2i]) >>> u) ^ t. */
 #define RC6_DEC_ROUND(A, B, C, D, i)                                 \
     do {                                                             \
-        uint32_t u_ = cl_rotl32(D * (2 * D + 1), 5);                 \
-        uint32_t t_ = cl_rotl32(B * (2 * B + 1), 5);                 \
-        C = cl_rotr32(C - S[2 * (i) + 1], t_) ^ u_;                  \
-        A = cl_rotr32(A - S[2 * (i)], u_) ^ t_;                      \
+        uint32_t mb_ = B * B, md_ = D * D;                           \
+        mb_ = mb_ + mb_ + B;                                         \
+        md_ = md_ + md_ + D;                                         \
+        uint32_t t_ = cl_rotl32(mb_, 5), u_ = cl_rotl32(md_, 5);     \
+        C = rc6_rotr(C - S[2 * (i) + 1], mb_ >> 27) ^ u_;            \
+        A = rc6_rotr(A - S[2 * (i)], md_ >> 27) ^ t_;                \
     } while (0)
 
 /* Four rounds return the register names to their starting roles. */
