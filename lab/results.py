@@ -37,6 +37,7 @@ COLUMNS = {
     "implementation": "strategy name (ttable, ref, ...)",
     "label": "row label for tables (display, or e.g. DFC-64)",
     "round1": "True for the 15 AES round-1 candidates",
+    "block_bits": "block size in bits, as the implementation reports it",
     "toolchain": "compiler profile name (toolchains/<name>.yaml)",
     "target": "target name (targets/<name>.yaml)",
     "emulated": "True when the binary ran under an emulator (never ranked with hardware)",
@@ -170,6 +171,7 @@ def _base(meta: dict, cell: dict) -> dict:
         "implementation": cell["implementation"],
         "label": cell.get("label") or cell.get("display", cell["cipher"]),
         "round1": cell.get("round1", False),
+        "block_bits": 8 * (cell.get("impl_facts") or {}).get("block_bytes", 0) or None,
         "toolchain": cell["toolchain"],
         "target": cell["target"],
         "emulated": cell.get("emulated", False),
@@ -209,7 +211,7 @@ def cell_rows(meta: dict, cell: dict) -> list[dict]:
         rows.append(_row(base, "kat_passed", "records", None, value=kat.get("passed", 0)))
         rows.append(_row(base, "kat_failed", "records", None, value=kat.get("failed", 0)))
 
-    block_bits = 8 * (facts.get("block_bytes") or 16)
+    block_bits = base["block_bits"] or 128
     for rec in cell.get("timing") or []:
         ks, counter = rec["key_size"], rec.get("timer", "clock-monotonic")
         bits = rec["blocks"] * block_bits / 1000.0  # Kbit per sample

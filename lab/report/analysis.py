@@ -9,19 +9,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from .tables import row_labels
+from .tables import at_key_size, normalise, row_labels
 
 HEADLINE_KEY = 128
 
 
 def _at_key(df: pd.DataFrame, metric: str, key_size: int = HEADLINE_KEY) -> pd.DataFrame:
     """Rows of one metric at key_size, or at the cipher's smallest key when it has no such size."""
-    sel = df[(df.metric == metric) & (df.status == "ok")].copy()
-    if sel.empty:
-        return sel
-    has = sel.groupby("cell").key_size.transform(lambda k: (k == key_size).any())
-    smallest = sel.groupby("cell").key_size.transform("min")
-    return sel[(has & (sel.key_size == key_size)) | (~has & (sel.key_size == smallest))]
+    return at_key_size(df[(df.metric == metric) & (df.status == "ok")].copy(), key_size)
 
 
 def platform_averages(df: pd.DataFrame, metric: str = "encrypt_speed") -> pd.DataFrame:
@@ -44,8 +39,7 @@ def instruction_averages(df: pd.DataFrame, n_blocks: int = 128) -> pd.DataFrame:
     if sel.empty:
         return pd.DataFrame(columns=["target", "emulated", "row", "cipher", "value", "insns"])
     sel["row"] = row_labels(sel)
-    bits = sel.cipher.map(lambda c: 64 if c in ("des", "3des", "idea") else 128)
-    sel["rate"] = bits * 1000.0 / sel.value
+    sel["rate"] = sel.block_bits * 1000.0 / sel.value
     out = sel.groupby(["target", "emulated", "row", "cipher"]).agg(value=("rate", "mean"), insns=("value", "mean"))
     return out.reset_index().sort_values(["target", "value"], ascending=[True, False]).reset_index(drop=True)
 
@@ -59,19 +53,7 @@ def normalised_platform(df: pd.DataFrame) -> pd.DataFrame:
     m = enc.merge(key, on=["target", "emulated", "row", "cipher"], suffixes=("_enc", "_key"))
     m["enc_time"] = 1.0 / m.value_enc
     m["key_time"] = 1.0 / m.value_key
-    m["enc_norm"] = m.enc_time / m.groupby("target").enc_time.transform("min")
-    m["key_norm"] = m.key_time / m.groupby("target").key_time.transform("min")
-    m["metric"] = m.enc_norm + m.key_norm
-    return m[["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]].sort_values(
-        ["target", "metric"]).reset_index(drop=True)
-
-
-def off_scale(values: pd.Series, factor: float = 10.0) -> pd.Series:
-    """True where a (lower-is-better) value is more than factor x the median: drawn off-scale, as
-    NIST left DEAL, HPC and FROG off Fig. 4."""
-    if values.empty:
-        return values.astype(bool)
-    return values > factor * values.median()
+    return normalise(m, by=["target"])[["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]]
 
 
 def natural_breaks(values: list[float], classes: int = 3) -> list[float]:
@@ -182,10 +164,3 @@ def kendall_tau(ours: list[str], theirs: list[str]) -> tuple[float, int]:
 
 def rank(values: pd.Series, higher_is_better: bool = True) -> list[str]:
     return list(values.sort_values(ascending=not higher_is_better).index)
-
-
-def finite(x) -> bool:
-    try:
-        return x is not None and np.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False

@@ -16,6 +16,27 @@ def row_labels(df: pd.DataFrame) -> pd.Series:
     return df["label"].where(~multi, df["label"] + " [" + df["implementation"] + "]")
 
 
+def at_key_size(df: pd.DataFrame, key_size: int = 128) -> pd.DataFrame:
+    """Per cell, the rows at key_size, or at the cell's smallest key when it has no such size
+    (DES 64, 3DES 192): the one rule every table and chart uses to pick a key size."""
+    if df.empty:
+        return df
+    has = df.groupby("cell").key_size.transform(lambda k: (k == key_size).any())
+    smallest = df.groupby("cell").key_size.transform("min")
+    return df[(has & (df.key_size == key_size)) | (~has & (df.key_size == smallest))]
+
+
+def normalise(t: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Section 5.1: enc_time and key_time each divided by the smallest (within `by` groups),
+    summed into `metric`; 2.0 = best in both, larger is slower."""
+    t = t.copy()
+    for col, norm in (("enc_time", "enc_norm"), ("key_time", "key_norm")):
+        best = t.groupby(by)[col].transform("min") if by else t[col].min()
+        t[norm] = t[col] / best
+    t["metric"] = t.enc_norm + t.key_norm
+    return t.sort_values([*(by or []), "metric"]).reset_index(drop=True)
+
+
 def platforms(df: pd.DataFrame) -> list[tuple[str, str]]:
     """(toolchain, target) pairs in the data, hardware targets first."""
     if df.empty:
@@ -126,9 +147,7 @@ def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: i
     if sel.empty:
         return pd.DataFrame(columns=["row", "value", "std", "key_size"])
     sel["row"] = row_labels(sel)
-    pick = sel[sel.key_size == key_size]
-    rest = sel[~sel.cell.isin(pick.cell)].sort_values("key_size").groupby("cell").head(1)
-    out = pd.concat([pick, rest])[["row", "value", "std", "key_size", "cipher"]]
+    out = at_key_size(sel, key_size)[["row", "value", "std", "key_size", "cipher"]]
     return out.sort_values("value", ascending=False).reset_index(drop=True)
 
 
@@ -140,24 +159,14 @@ def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str
     if sel.empty:
         return pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
     sel["row"] = row_labels(sel)
-    out = []
-    for cell, g in sel.groupby("cell"):
-        ks = key_size if (g.key_size == key_size).any() else g.key_size.min()
-        g = g[g.key_size == ks]
-        enc = g[g.metric == "encrypt_speed"]
-        key = g[g.metric == "key_setup_speed"]
-        if enc.empty or key.empty:
-            continue
-        out.append({"row": g.row.iloc[0], "cipher": g.cipher.iloc[0], "key_size": ks,
-                    "key_time_us": 1e6 / key.value.iloc[0],
-                    "enc_time_per_kbit_us": 1e6 / enc.value.iloc[0]})
-    t = pd.DataFrame(out)
-    if t.empty:
-        return t
-    t["key_norm"] = t.key_time_us / t.key_time_us.min()
-    t["enc_norm"] = t.enc_time_per_kbit_us / t.enc_time_per_kbit_us.min()
-    t["metric"] = t.key_norm + t.enc_norm
-    return t.sort_values("metric").reset_index(drop=True)
+    sel = at_key_size(sel, key_size)
+    t = sel.pivot_table(index=["cell", "row", "cipher", "key_size"], columns="metric", values="value").reset_index()
+    if not {"encrypt_speed", "key_setup_speed"} <= set(t.columns):
+        return pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
+    t = t.dropna(subset=["encrypt_speed", "key_setup_speed"])
+    t["key_time"] = 1.0 / t.key_setup_speed  # seconds per key
+    t["enc_time"] = 1.0 / t.encrypt_speed  # seconds per Kbit
+    return normalise(t)
 
 
 def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 128) -> dict:
@@ -167,8 +176,7 @@ def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 12
     if sel.empty:
         return {"toolchains": []}
     sel["row"] = row_labels(sel)
-    has = sel.groupby("cell").key_size.transform(lambda k: (k == key_size).any())
-    sel = sel[(has & (sel.key_size == key_size)) | (~has & (sel.key_size == sel.groupby("cell").key_size.transform("min")))]
+    sel = at_key_size(sel, key_size)
     speed = df[(df.metric == "encrypt_speed") & (df.status == "ok") & ~df.emulated.astype(bool)].copy()
     speed["row"] = row_labels(speed) if not speed.empty else []
     out = []
