@@ -17,6 +17,7 @@ from . import icount, system
 from .backends import Backend, Completed, get_backend
 from .build import Builder, BuildResult
 from .config import Cipher, Lab, MatrixFile, Profile, Target, Toolchain
+from .kat import read_kat
 from .plan import Cell, expand
 from .results import RunWriter, new_run_id
 
@@ -123,28 +124,24 @@ class CellRunner:
                "checksums": {}}
         for vf in vector_files:
             c = self._exec(target, [rel["kat"], "--impl", cell.impl_name, "--file", str(vf)])
-            lines = c.json_lines()
-            if c.returncode == 3 and any(x.get("type") == "unavailable" for x in lines):
+            out = read_kat(c)
+            if out.unavailable:
                 return done("unavailable", "implementation reports itself unavailable on this CPU")
-            summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
             kat["files"].append(vf.name)
-            kat["fails"] += [x for x in lines if x.get("type") == "kat_fail"][:10]
-            for x in lines:
-                if x.get("type") == "kat_checksum":
-                    kat["checksums"][str(x["key_bits"])] = x["encrypt_chain_1000"]
-                    if not x.get("roundtrip_ok", True):
-                        kat["fails"].append({"reason": f"decrypt(encrypt) chain mismatch, {x['key_bits']}-bit key"})
+            kat["fails"] += out.fails[:10]
+            kat["checksums"].update({str(k): v for k, v in out.checksums.items()})
+            if not out.roundtrip_ok:
+                kat["fails"].append({"reason": "decrypt(encrypt) checksum chain does not return to its start"})
             rec["kat"] = kat
-            if summary is None:
-                err = next((x for x in lines if x.get("type") == "error"), None)
+            if out.summary is None:
                 status = "crashed" if c.crashed else ("timeout" if c.timed_out else "kat_failed")
-                why = err["message"] + (f" ({err.get('detail')})" if err and err.get("detail") else "") if err \
-                    else c.describe_failure()
-                return done(status, f"kat on {vf.name}: {why}")
+                return done(status, f"kat on {vf.name}: {out.error}")
+            summary = out.summary
             rec["impl_facts"] = {k: summary[k] for k in ("block_bytes", "ks_bytes", "table_bytes", "key_bits")}
             for k in ("records", "passed", "failed", "skipped_key_size"):
                 kat[k] += summary[k]
-        if kat["failed"] or any("roundtrip" in str(f.get("reason", "")) for f in kat["fails"]):
+            kat["roundtrip_ok"] = kat.get("roundtrip_ok", True) and out.roundtrip_ok
+        if kat["failed"] or not kat["roundtrip_ok"]:
             first = kat["fails"][0] if kat["fails"] else {}
             where = f" (first: line {first.get('line')} of {kat['files'][0]}, {first.get('direction')}," \
                     f" {first.get('key_bits')}-bit key)" if first.get("line") else ""

@@ -8,6 +8,7 @@ from pathlib import Path
 from .backends import get_backend
 from .build import Builder
 from .config import Lab
+from .kat import read_kat
 from .run import runner_prefix
 
 
@@ -66,18 +67,15 @@ def verify(lab: Lab, cipher_name: str, vectors: Path, impl: str | None = None, t
             continue
         c = be.run(runner_prefix(tg) + [str(b.programs["kat"]), "--impl", r.impl, "--file", str(vectors)],
                    cwd=str(lab.root), timeout=1800, target=tg)
-        lines = c.json_lines()
-        summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
-        if c.returncode == 3:
+        k = read_kat(c)
+        if k.unavailable:
             r.problem = "unavailable on this CPU"
-        elif summary is None:
-            err = next((x for x in lines if x.get("type") == "error"), None)
-            r.problem = (f"{err['message']}: {err.get('detail')}" if err else c.describe_failure())
+        elif k.summary is None:
+            r.problem = k.error
         else:
-            r.records, r.passed, r.failed = summary["records"], summary["passed"], summary["failed"]
-            r.skipped = summary["skipped_key_size"]
-            r.fails = [x for x in lines if x.get("type") == "kat_fail"]
-            r.checksums = {x["key_bits"]: x["encrypt_chain_1000"] for x in lines if x.get("type") == "kat_checksum"}
-            if not all(x.get("roundtrip_ok") for x in lines if x.get("type") == "kat_checksum"):
+            r.records, r.passed, r.failed = k.summary["records"], k.summary["passed"], k.summary["failed"]
+            r.skipped = k.summary["skipped_key_size"]
+            r.fails, r.checksums = k.fails, k.checksums
+            if not k.roundtrip_ok:
                 r.problem = "decrypt(encrypt(x)) != x on the checksum chain"
     return out
