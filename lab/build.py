@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .backends import Backend, Completed
 from .config import Cipher, Target, Toolchain
+from .elf import parse as parse_elf
 
 HARNESS = Path("c_src/harness")
 INCLUDE = Path("c_src/include")
@@ -163,36 +164,14 @@ class Builder:
 # ------------------------------------------------------------ object sizes
 def elf_section_sizes(path: Path) -> dict[str, int]:
     """Bytes of text / rodata / data / bss in an ELF object (any class, any byte order)."""
-    b = Path(path).read_bytes()
-    if b[:4] != b"\x7fELF":
-        raise ValueError(f"{path}: not an ELF file")
-    is64, end = b[4] == 2, "<" if b[5] == 1 else ">"
-    if is64:
-        shoff, = struct.unpack_from(end + "Q", b, 0x28)
-        shentsize, shnum = struct.unpack_from(end + "HH", b, 0x3A)
-    else:
-        shoff, = struct.unpack_from(end + "I", b, 0x20)
-        shentsize, shnum = struct.unpack_from(end + "HH", b, 0x2E)
-    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
     SHF_WRITE, SHF_ALLOC, SHF_EXEC, SHT_NOBITS = 1, 2, 4, 8
-    for i in range(shnum):
-        off = shoff + i * shentsize
-        if is64:
-            _name, sh_type, flags = struct.unpack_from(end + "IIQ", b, off)
-            size, = struct.unpack_from(end + "Q", b, off + 0x20)
-        else:
-            _name, sh_type, flags = struct.unpack_from(end + "III", b, off)
-            size, = struct.unpack_from(end + "I", b, off + 0x14)
-        if not flags & SHF_ALLOC:
+    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for sec in parse_elf(path).sections:
+        if not sec.flags & SHF_ALLOC:
             continue
-        if sh_type == SHT_NOBITS:
-            sizes["bss"] += size
-        elif flags & SHF_EXEC:
-            sizes["text"] += size
-        elif flags & SHF_WRITE:
-            sizes["data"] += size
-        else:
-            sizes["rodata"] += size
+        kind = "bss" if sec.type == SHT_NOBITS else "text" if sec.flags & SHF_EXEC else \
+            "data" if sec.flags & SHF_WRITE else "rodata"
+        sizes[kind] += sec.size
     return sizes
 
 
