@@ -181,8 +181,18 @@ class Profile(Strict):
 
 
 # ------------------------------------------------------------------- ciphers
+ImplClass = Literal["portable", "simd", "hardware", "peer"]
+
+
 class Implementation(Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
     sources: list[str] = Field(min_length=1, description="C files, relative to the cipher folder.")
+    impl_class: ImplClass = Field(
+        alias="class",
+        description="portable: ANSI C any CPU runs (NIST's kind); simd: vector instructions; hardware: cipher "
+                    "instructions such as AES-NI; peer: a library's implementation. NIST-comparable rankings use "
+                    "portable ones only.")
     summary: str
     constant_time: bool | None = None
     word_bits: Literal[8, 16, 32, 64, 128]

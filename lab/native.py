@@ -88,6 +88,12 @@ class NativeCipher:
     def encrypt(self, key: bytes, data: bytes) -> bytes:
         return self._run(key, data, False)
 
+    def key_schedule(self, key: bytes, decrypt: bool = False) -> bytes:
+        """The ks_bytes the implementation's set_encrypt_key (or set_decrypt_key) writes for key,
+        e.g. to check round keys against worked values of a specification."""
+        _keep, ks = self._schedule(bytes(key), decrypt)
+        return bytes(_ffi.buffer(ks, self.key_schedule_bytes))
+
     def decrypt(self, key: bytes, data: bytes) -> bytes:
         return self._run(key, data, True)
 

@@ -115,7 +115,7 @@ def test_cipher_yaml_must_name_existing_sources(tmp_path):
         key_bits: [64]
         vectors: null
         implementations:
-          ref: {sources: [missing.c], summary: s, word_bits: 32, default: true}
+          ref: {sources: [missing.c], class: portable, summary: s, word_bits: 32, default: true}
         """)
     lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "ciphers"], shared=tmp_path)
     with pytest.raises(ConfigError, match="implementations.ref.sources.*missing.c"):
