@@ -1,176 +1,231 @@
 /*
- * cycles.c -- the NIST cycle-counting program (section 3.2 of the 1999
- * report), with Lipmaa's "null function" overhead measured alongside.
+ * cycles.c -- NIST's cycle-counting program (section 3.2 of the 1999
+ * report), with Lipmaa's "null function" overhead alongside, as many short
+ * interleaved samples.
  *
- *   cycles --impl CIPHER[/STRATEGY] [--key-bits 128] [--reps R]
- *          [--sizes 1,16,128,1024,32768] [--max-blocks M] [--seed S]
+ *   cycles --impl CIPHER[/STRATEGY] [--key-bits 128] [--sizes 1,16,128,1024,32768]
+ *          [--samples R] [--warmup W] [--sample-us U] [--calls M] [--seed S]
  *
- * Per key size it records counter deltas (see counter.h) around single calls:
- *   null      an empty function called through a pointer (the overhead),
- *   ekey/dkey set_encrypt_key / set_decrypt_key,
- *   init      cl_cipher_init (NIST's cipherInit),
- *   encrypt/decrypt of n blocks for every n in --sizes (one ECB call each).
- * Each measured call is preceded by one untimed call of the same operation,
- * as NIST called twice to warm the caches.  For large n the repetitions are
- * capped so that reps * n <= M (at least 5).  Raw deltas only; the lab
- * subtracts the overhead and divides by n.
+ * Per key size it counts (counter.h) the cost of one call of
+ *   ekey/dkey  set_encrypt_key / set_decrypt_key,
+ *   init       cl_cipher_init (NIST's cipherInit),
+ *   encrypt/decrypt of n blocks in one call (blockEncrypt/blockDecrypt, ECB),
+ *              for every n in --sizes,
+ * and `null`: one call of an empty function through a pointer between the two
+ * counter reads (the overhead the lab subtracts once per sample).
+ *
+ * A sample is M back-to-back calls of one operation between two counter
+ * reads; M is doubled until a sample lasts about U microseconds (unless
+ * --calls fixes it), so the counter's step (26 TSC ticks on the lab's VM) is
+ * well below 1 % of a reading.  Encryptions work in place on one buffer, so
+ * each call depends on the previous one, as a single call would be measured.
+ * Every round takes one sample of every operation (operations whose sample
+ * lasts much longer than U take fewer samples, at least 3), so a busy period
+ * of the machine spoils one sample of each rather than a series.  W warm-up
+ * rounds run the operations without reading the counter.  Raw deltas only:
+ * the lab subtracts the overhead and divides by M and n.
  */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cipherlab.h"
 #include "counter.h"
 #include "util.h"
 
 #define PROG "cycles"
+#define MAX_CALLS (1ul << 20)
 
 typedef void (*null_fn)(void);
 static void null_function(void) { __asm__ __volatile__("" ::: "memory"); }
 static volatile null_fn null_ptr = null_function;
 
-static void print_op(const cl_impl *impl, unsigned kb, const char *op, unsigned long n,
-                     const uint64_t *d, unsigned long reps)
+enum { NUL, EKEY, DKEY, INIT, ENC, DEC };
+static const char *const OP_NAME[] = {"null", "ekey", "dkey", "init", "encrypt", "decrypt"};
+
+typedef struct {
+    const cl_impl *impl;
+    unsigned kb;
+    void *eks, *dks;
+    uint8_t key[CL_MAX_KEY_BYTES];
+    cl_cipher enc_c, dec_c;
+} key_state;
+
+typedef struct {
+    key_state *k;
+    int op;
+    unsigned long n;       /* blocks per call (ENC, DEC); 1 otherwise */
+    unsigned long calls;   /* calls per sample */
+    unsigned long samples; /* samples this operation takes */
+    unsigned long taken;
+    uint64_t *d;
+} quantity;
+
+static uint8_t *buf;
+
+static void work(quantity *q)
 {
-    printf("{\"type\":\"cycles\",\"impl\":\"%s/%s\",\"key_size\":%u,\"op\":\"%s\",\"n\":%lu,"
-           "\"counter\":\"%s\",\"unit\":\"%s\",\"deltas\":[",
-           impl->cipher, impl->strategy, kb, op, n, cl_counter_name(), cl_counter_unit());
-    for (unsigned long i = 0; i < reps; i++)
-        printf("%s%llu", i ? "," : "", (unsigned long long)d[i]);
-    printf("]}\n");
+    key_state *k = q->k;
+    const cl_impl *impl = k->impl;
+    cl_cipher scratch;
+    switch (q->op) {
+    case NUL:
+        for (unsigned long i = 0; i < q->calls; i++)
+            null_ptr();
+        break;
+    case EKEY:
+        for (unsigned long i = 0; i < q->calls; i++)
+            impl->set_encrypt_key(k->eks, k->key, k->kb);
+        break;
+    case DKEY:
+        for (unsigned long i = 0; i < q->calls; i++)
+            impl->set_decrypt_key(k->dks, k->key, k->kb);
+        break;
+    case INIT:
+        for (unsigned long i = 0; i < q->calls; i++)
+            cl_cipher_init(&scratch, impl, CL_MODE_ECB, NULL, k->eks);
+        break;
+    case ENC:
+        for (unsigned long i = 0; i < q->calls; i++)
+            cl_block_encrypt(&k->enc_c, k->eks, buf, buf, q->n);
+        break;
+    case DEC:
+        for (unsigned long i = 0; i < q->calls; i++)
+            cl_block_decrypt(&k->dec_c, k->dks, buf, buf, q->n);
+        break;
+    }
 }
 
-/* Ticks of the counter per second, measured against CLOCK_MONOTONIC. */
-static double calibrate(void)
+static uint64_t timed_ns(quantity *q)
 {
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    uint64_t c0 = cl_counter_start();
-    do
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 50e6);
-    uint64_t c1 = cl_counter_stop();
-    double secs = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
-    return (double)(c1 - c0) / secs;
+    uint64_t t0 = cl_now_ns();
+    work(q);
+    return cl_now_ns() - t0;
+}
+
+/* Key schedules stay valid for the block operations: key-setup samples
+ * rewrite the same key; the key changes between rounds. */
+static void next_key(key_state *k, unsigned long r)
+{
+    k->key[r % (k->kb / 8)] ^= (uint8_t)(r | 1);
 }
 
 int main(int argc, char **argv)
 {
     const char *impl_name = NULL;
-    unsigned long key_bits[8] = {128}, nks = 1, sizes[16] = {1, 16, 128, 1024, 32768}, nsizes = 5;
-    unsigned long reps = 100, max_blocks = 1u << 20;
+    cl_list key_bits = {{128}, 1}, sizes = {{1, 16, 128, 1024, 32768}, 5};
+    unsigned long samples = 10, warmup = 2, sample_us = 100, fixed_calls = 0;
     uint64_t seed = 1999;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            cl_die(PROG, "option needs a value", a);
-        if (strcmp(a, "--impl") == 0)
-            impl_name = v;
-        else if (strcmp(a, "--key-bits") == 0)
-            nks = cl_parse_list(v, key_bits, 8);
-        else if (strcmp(a, "--sizes") == 0)
-            nsizes = cl_parse_list(v, sizes, 16);
-        else if (strcmp(a, "--reps") == 0)
-            reps = strtoul(v, NULL, 10);
-        else if (strcmp(a, "--max-blocks") == 0)
-            max_blocks = strtoul(v, NULL, 10);
-        else if (strcmp(a, "--seed") == 0)
-            seed = strtoull(v, NULL, 10);
-        else
-            cl_die(PROG, "unknown option", a);
-        i++;
-    }
+    const cl_option opts[] = {
+        {"--impl", CL_OPT_STR, &impl_name},
+        {"--key-bits", CL_OPT_LIST, &key_bits},
+        {"--sizes", CL_OPT_LIST, &sizes},
+        {"--samples", CL_OPT_ULONG, &samples},
+        {"--warmup", CL_OPT_ULONG, &warmup},
+        {"--sample-us", CL_OPT_ULONG, &sample_us},
+        {"--calls", CL_OPT_ULONG, &fixed_calls},
+        {"--seed", CL_OPT_U64, &seed},
+        {NULL, CL_OPT_FLAG, NULL},
+    };
+    cl_parse_options(PROG, argc, argv, opts);
     const cl_impl *impl = cl_require_impl(PROG, impl_name);
-    if (!reps || !nsizes || !nks)
-        cl_die(PROG, "need --reps > 0, --sizes and --key-bits", NULL);
-    unsigned long maxn = 0;
-    for (unsigned long i = 0; i < nsizes; i++)
-        if (sizes[i] > maxn)
-            maxn = sizes[i];
-
-    const unsigned bs = impl->block_bytes;
-    uint8_t *in = cl_alloc_aligned(maxn * bs), *out = cl_alloc_aligned(maxn * bs);
-    void *eks = cl_alloc_aligned(impl->ks_bytes), *dks = cl_alloc_aligned(impl->ks_bytes);
-    uint64_t *d = calloc(reps, sizeof *d);
-    if (!d)
-        cl_die(PROG, "out of memory", NULL);
-    cl_rand_fill(&seed, in, maxn * bs);
-
-    printf("{\"type\":\"counter\",\"counter\":\"%s\",\"unit\":\"%s\",\"ticks_per_second\":%.0f}\n",
-           cl_counter_name(), cl_counter_unit(), calibrate());
-
-    for (unsigned long ki = 0; ki < nks; ki++) {
-        unsigned kb = (unsigned)key_bits[ki];
-        if (!cl_supports_key_bits(impl, kb))
-            cl_die(PROG, "key size not supported by this implementation", impl_name);
-        uint8_t key[CL_MAX_KEY_BYTES];
-        cl_rand_fill(&seed, key, sizeof key);
-        uint64_t t0;
-
-        for (unsigned long r = 0; r < reps; r++) {
-            null_ptr();
-            t0 = cl_counter_start();
-            null_ptr();
-            d[r] = cl_counter_stop() - t0;
-        }
-        print_op(impl, kb, "null", 1, d, reps);
-
-        for (unsigned long r = 0; r < reps; r++) {
-            key[r % kb / 8] ^= (uint8_t)r;
-            impl->set_encrypt_key(eks, key, kb);
-            t0 = cl_counter_start();
-            impl->set_encrypt_key(eks, key, kb);
-            d[r] = cl_counter_stop() - t0;
-        }
-        print_op(impl, kb, "ekey", 1, d, reps);
-
-        for (unsigned long r = 0; r < reps; r++) {
-            key[r % kb / 8] ^= (uint8_t)r;
-            impl->set_decrypt_key(dks, key, kb);
-            t0 = cl_counter_start();
-            impl->set_decrypt_key(dks, key, kb);
-            d[r] = cl_counter_stop() - t0;
-        }
-        print_op(impl, kb, "dkey", 1, d, reps);
-
-        impl->set_encrypt_key(eks, key, kb);
-        impl->set_decrypt_key(dks, key, kb);
-        cl_cipher c;
-        for (unsigned long r = 0; r < reps; r++) {
-            cl_cipher_init(&c, impl, CL_MODE_ECB, NULL, eks);
-            t0 = cl_counter_start();
-            cl_cipher_init(&c, impl, CL_MODE_ECB, NULL, eks);
-            d[r] = cl_counter_stop() - t0;
-        }
-        print_op(impl, kb, "init", 1, d, reps);
-
-        for (int dir = 0; dir < 2; dir++) {
-            const void *ks = dir ? dks : eks;
-            cl_cipher_init(&c, impl, CL_MODE_ECB, NULL, ks);
-            for (unsigned long si = 0; si < nsizes; si++) {
-                unsigned long n = sizes[si];
-                unsigned long rn = max_blocks / n < reps ? max_blocks / n : reps;
-                if (rn < 5)
-                    rn = reps < 5 ? reps : 5;
-                for (unsigned long r = 0; r < rn; r++) {
-                    if (dir) {
-                        cl_block_decrypt(&c, ks, in, out, n);
-                        t0 = cl_counter_start();
-                        cl_block_decrypt(&c, ks, in, out, n);
-                    } else {
-                        cl_block_encrypt(&c, ks, in, out, n);
-                        t0 = cl_counter_start();
-                        cl_block_encrypt(&c, ks, in, out, n);
-                    }
-                    d[r] = cl_counter_stop() - t0;
-                }
-                print_op(impl, kb, dir ? "decrypt" : "encrypt", n, d, rn);
-            }
-        }
-        fflush(stdout);
+    if (!samples || !sample_us)
+        cl_die(PROG, "need --samples > 0 and --sample-us > 0", NULL);
+    unsigned long maxn = 1;
+    for (size_t i = 0; i < sizes.n; i++) {
+        if (!sizes.v[i])
+            cl_die(PROG, "--sizes must be positive", NULL);
+        if (sizes.v[i] > maxn)
+            maxn = sizes.v[i];
     }
-    free(d), free(in), free(out), free(eks), free(dks);
+
+    /* Counter rate against CLOCK_MONOTONIC over ~5 ms: the first counted
+     * region of the program (the instruction counter drops it). */
+    uint64_t w0 = cl_now_ns(), c0 = cl_counter_start(), w1;
+    do
+        w1 = cl_now_ns();
+    while (w1 - w0 < 5000000u);
+    uint64_t c1 = cl_counter_stop();
+    printf("{\"type\":\"counter\",\"counter\":\"%s\",\"unit\":\"%s\",\"ticks_per_second\":%.0f}\n",
+           cl_counter_name(), cl_counter_unit(), (double)(c1 - c0) * 1e9 / (double)(w1 - w0));
+
+    buf = cl_alloc_aligned(maxn * impl->block_bytes);
+    cl_rand_fill(&seed, buf, maxn * impl->block_bytes);
+    const size_t per_key = 4 + 2 * sizes.n, nq = per_key * key_bits.n;
+    key_state *ks = calloc(key_bits.n, sizeof *ks);
+    quantity *qs = calloc(nq, sizeof *qs);
+    if (!ks || !qs)
+        cl_die(PROG, "out of memory", NULL);
+    for (size_t i = 0; i < key_bits.n; i++) {
+        key_state *k = &ks[i];
+        k->impl = impl;
+        k->kb = (unsigned)key_bits.v[i];
+        if (!cl_supports_key_bits(impl, k->kb))
+            cl_die(PROG, "key size not supported by this implementation", impl_name);
+        k->eks = cl_alloc_aligned(impl->ks_bytes);
+        k->dks = cl_alloc_aligned(impl->ks_bytes);
+        cl_rand_fill(&seed, k->key, sizeof k->key);
+        if (impl->set_encrypt_key(k->eks, k->key, k->kb) != CL_OK ||
+            impl->set_decrypt_key(k->dks, k->key, k->kb) != CL_OK)
+            cl_die(PROG, "key setup failed", impl_name);
+        cl_cipher_init(&k->enc_c, impl, CL_MODE_ECB, NULL, k->eks);
+        cl_cipher_init(&k->dec_c, impl, CL_MODE_ECB, NULL, k->dks);
+        quantity *q = &qs[i * per_key];
+        int ops[] = {NUL, EKEY, DKEY, INIT};
+        for (int j = 0; j < 4; j++, q++)
+            q->k = k, q->op = ops[j], q->n = 1;
+        for (int dir = 0; dir < 2; dir++)
+            for (size_t s = 0; s < sizes.n; s++, q++)
+                q->k = k, q->op = dir ? DEC : ENC, q->n = sizes.v[s];
+    }
+
+    /* Size every sample, and give long ones fewer samples. */
+    const uint64_t target = (uint64_t)sample_us * 1000u;
+    for (size_t i = 0; i < nq; i++) {
+        quantity *q = &qs[i];
+        q->calls = fixed_calls ? fixed_calls : 1;
+        uint64_t t = timed_ns(q);
+        while (!fixed_calls && q->op != NUL && t < target && q->calls < MAX_CALLS) {
+            q->calls *= 2;
+            uint64_t a = timed_ns(q), b = timed_ns(q);
+            t = a < b ? a : b;
+        }
+        q->samples = samples;
+        if (samples > 3 && t > 4 * target) {
+            uint64_t fit = (uint64_t)samples * 4 * target / t;
+            q->samples = fit < 3 ? 3 : (unsigned long)fit;
+        }
+        q->d = calloc(q->samples, sizeof *q->d);
+        if (!q->d)
+            cl_die(PROG, "out of memory", NULL);
+    }
+
+    for (unsigned long r = 0; r < warmup + samples; r++) {
+        for (size_t i = 0; i < key_bits.n; i++)
+            next_key(&ks[i], r);
+        for (size_t i = 0; i < nq; i++) {
+            quantity *q = &qs[i];
+            if (r < warmup) {
+                work(q);
+                continue;
+            }
+            if (q->taken == q->samples)
+                continue;
+            uint64_t t0 = cl_counter_start();
+            work(q);
+            q->d[q->taken++] = cl_counter_stop() - t0;
+        }
+    }
+
+    for (size_t i = 0; i < nq; i++) {
+        quantity *q = &qs[i];
+        printf("{\"type\":\"cycles\",\"impl\":\"%s/%s\",\"key_size\":%u,\"op\":\"%s\",\"n\":%lu,"
+               "\"calls\":%lu,\"counter\":\"%s\",\"unit\":\"%s\"",
+               impl->cipher, impl->strategy, q->k->kb, OP_NAME[q->op], q->n, q->calls, cl_counter_name(),
+               cl_counter_unit());
+        cl_json_u64_array(stdout, "deltas", q->d, q->taken);
+        printf("}\n");
+    }
+    fflush(stdout);
     return 0;
 }

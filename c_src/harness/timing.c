@@ -1,142 +1,185 @@
 /*
- * timing.c -- the NIST timing program (section 3.1 of the 1999 report).
+ * timing.c -- NIST's timing program (section 3.1 of the 1999 report), as
+ * many short interleaved samples.
  *
- *   timing --impl CIPHER[/STRATEGY] [--key-bits 128,192,256] [--samples N]
- *          [--blocks B] [--keys K] [--blocks-per-call C] [--seed S]
+ *   timing --impl CIPHER[/STRATEGY] [--key-bits 128,192,256] [--blocks-per-call C]
+ *          [--samples R] [--warmup W] [--sample-us U] [--seed S]
  *
- * For each key size it takes N samples; a sample is the triple
- *   { time to encrypt B blocks, time to decrypt B blocks, time to set up K
- *     key pairs (one encryption key + one decryption key each) }.
- * Blocks go through the NIST-style API (cl_block_encrypt, ECB) in calls of C
- * blocks each (NIST: C = 1, B = 65536, K = 1000, N = 1000), on a 4 KiB-ish
- * buffer of independent random blocks.  Only raw samples are printed (one
- * JSON line per key size, times in ns); statistics are done by the lab.
+ * NIST timed three things per key size: encrypting B blocks through the
+ * NIST-style API (blockEncrypt in calls of C blocks, ECB), decrypting B
+ * blocks, and setting up K key pairs (one encryption and one decryption key
+ * each).  This program times the same three operations, but as short samples
+ * of about U microseconds each (B and K are sized per operation so that one
+ * sample lasts about U; the sizes are printed), and it interleaves them: every
+ * round takes one sample of every operation of every key size, so a period
+ * when the machine is busy spoils one sample of each rather than a whole
+ * series.  The first W rounds warm caches and branch predictors and are not
+ * printed.  One JSON line per key size with the raw sample times in ns;
+ * statistics are the lab's (lab/stats.py), over processes as well as samples.
  */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cipherlab.h"
 #include "util.h"
 
 #define PROG "timing"
+#define NKEYS 64          /* distinct keys cycled through by key-setup samples */
+#define SPAN_BLOCKS 256u  /* blocks in the work buffer (NIST: 4 KiB-ish of random blocks) */
+#define MAX_PER_SAMPLE (1ul << 24)
 
-static uint64_t now_ns(void)
+enum { ENC, DEC, KEY };
+static const char *const OP_NAME[] = {"encrypt", "decrypt", "key_setup"};
+
+typedef struct {
+    const cl_impl *impl;
+    unsigned kb;
+    void *eks, *dks;   /* schedules the block operations use */
+    void *kks, *kdks;  /* schedules the key-setup samples overwrite */
+    uint8_t *keys;     /* NKEYS keys */
+    unsigned long next_key;
+} key_state;
+
+typedef struct {
+    key_state *k;
+    int op;
+    unsigned long per_sample; /* blocks (ENC, DEC) or key pairs (KEY) per sample */
+    uint64_t *ns;
+} quantity;
+
+static uint8_t *in_buf, *out_buf;
+static unsigned long per_call = 1;
+
+static uint64_t sample(quantity *q)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    key_state *k = q->k;
+    const cl_impl *impl = k->impl;
+    const unsigned bs = impl->block_bytes;
+    uint64_t t0, t1;
+    if (q->op == KEY) {
+        t0 = cl_now_ns();
+        for (unsigned long i = 0; i < q->per_sample; i++) {
+            const uint8_t *key = k->keys + (k->next_key++ % NKEYS) * CL_MAX_KEY_BYTES;
+            impl->set_encrypt_key(k->kks, key, k->kb);
+            impl->set_decrypt_key(k->kdks, key, k->kb);
+        }
+        t1 = cl_now_ns();
+        return t1 - t0;
+    }
+    cl_cipher c;
+    cl_cipher_init(&c, impl, CL_MODE_ECB, NULL, q->op == ENC ? k->eks : k->dks);
+    unsigned long off = 0;
+    t0 = cl_now_ns();
+    for (unsigned long b = 0; b < q->per_sample; b += per_call) {
+        if (q->op == ENC)
+            cl_block_encrypt(&c, k->eks, in_buf + off * bs, out_buf + off * bs, per_call);
+        else
+            cl_block_decrypt(&c, k->dks, in_buf + off * bs, out_buf + off * bs, per_call);
+        off = (off + per_call) % SPAN_BLOCKS;
+    }
+    t1 = cl_now_ns();
+    return t1 - t0;
 }
 
-static void print_array(const char *name, const uint64_t *v, unsigned long n)
+/* Doubles the work of one sample until it lasts at least target_ns. */
+static void calibrate(quantity *q, uint64_t target_ns)
 {
-    printf(",\"%s\":[", name);
-    for (unsigned long i = 0; i < n; i++)
-        printf("%s%llu", i ? "," : "", (unsigned long long)v[i]);
-    printf("]");
+    q->per_sample = q->op == KEY ? 1 : per_call;
+    while (q->per_sample < MAX_PER_SAMPLE) {
+        uint64_t a = sample(q), b = sample(q);
+        if ((a < b ? a : b) >= target_ns)
+            break;
+        q->per_sample *= 2;
+    }
 }
 
 int main(int argc, char **argv)
 {
     const char *impl_name = NULL;
-    unsigned long key_bits[8] = {0}, nkeys_sizes = 0;
-    unsigned long samples = 10, blocks = 4096, keys = 100, per_call = 1;
+    cl_list key_bits = {{0}, 0};
+    unsigned long samples = 10, warmup = 2, sample_us = 100;
     uint64_t seed = 1999;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            cl_die(PROG, "option needs a value", a);
-        if (strcmp(a, "--impl") == 0)
-            impl_name = v;
-        else if (strcmp(a, "--key-bits") == 0)
-            nkeys_sizes = cl_parse_list(v, key_bits, 8);
-        else if (strcmp(a, "--samples") == 0)
-            samples = strtoul(v, NULL, 10);
-        else if (strcmp(a, "--blocks") == 0)
-            blocks = strtoul(v, NULL, 10);
-        else if (strcmp(a, "--keys") == 0)
-            keys = strtoul(v, NULL, 10);
-        else if (strcmp(a, "--blocks-per-call") == 0)
-            per_call = strtoul(v, NULL, 10);
-        else if (strcmp(a, "--seed") == 0)
-            seed = strtoull(v, NULL, 10);
-        else
-            cl_die(PROG, "unknown option", a);
-        i++;
-    }
+    const cl_option opts[] = {
+        {"--impl", CL_OPT_STR, &impl_name},
+        {"--key-bits", CL_OPT_LIST, &key_bits},
+        {"--blocks-per-call", CL_OPT_ULONG, &per_call},
+        {"--samples", CL_OPT_ULONG, &samples},
+        {"--warmup", CL_OPT_ULONG, &warmup},
+        {"--sample-us", CL_OPT_ULONG, &sample_us},
+        {"--seed", CL_OPT_U64, &seed},
+        {NULL, CL_OPT_FLAG, NULL},
+    };
+    cl_parse_options(PROG, argc, argv, opts);
     const cl_impl *impl = cl_require_impl(PROG, impl_name);
-    if (!samples || !blocks || !keys || !per_call || blocks % per_call)
-        cl_die(PROG, "need samples, blocks, keys, blocks-per-call > 0 and blocks a multiple of blocks-per-call", NULL);
-    if (!nkeys_sizes) {
-        for (const unsigned short *k = impl->key_bits; *k && nkeys_sizes < 8; k++)
-            key_bits[nkeys_sizes++] = *k;
-    }
+    if (!samples || !per_call || !sample_us || per_call > SPAN_BLOCKS)
+        cl_die(PROG, "need --samples, --sample-us > 0 and 0 < --blocks-per-call <= 256", NULL);
+    if (!key_bits.n)
+        for (const unsigned short *kb = impl->key_bits; *kb && key_bits.n < CL_LIST_MAX; kb++)
+            key_bits.v[key_bits.n++] = *kb;
 
     const unsigned bs = impl->block_bytes;
-    const unsigned long span = per_call > 256 ? per_call : 256; /* blocks in the work buffer */
-    uint8_t *in = cl_alloc_aligned(span * bs), *out = cl_alloc_aligned(span * bs);
-    uint8_t *keybuf = cl_alloc_aligned(keys * CL_MAX_KEY_BYTES);
-    void *eks = cl_alloc_aligned(impl->ks_bytes), *dks = cl_alloc_aligned(impl->ks_bytes);
-    uint64_t *t_enc = calloc(samples, sizeof *t_enc), *t_dec = calloc(samples, sizeof *t_dec),
-             *t_key = calloc(samples, sizeof *t_key);
-    if (!t_enc || !t_dec || !t_key)
+    in_buf = cl_alloc_aligned(SPAN_BLOCKS * bs);
+    out_buf = cl_alloc_aligned(SPAN_BLOCKS * bs);
+    cl_rand_fill(&seed, in_buf, SPAN_BLOCKS * bs);
+
+    const size_t nq = 3 * key_bits.n;
+    key_state *ks = calloc(key_bits.n, sizeof *ks);
+    quantity *qs = calloc(nq, sizeof *qs);
+    if (!ks || !qs)
         cl_die(PROG, "out of memory", NULL);
-    cl_rand_fill(&seed, in, span * bs);
-    volatile uint8_t sink = 0;
-
-    for (unsigned long ks_i = 0; ks_i < nkeys_sizes; ks_i++) {
-        unsigned kb = (unsigned)key_bits[ks_i];
-        if (!cl_supports_key_bits(impl, kb))
+    for (size_t i = 0; i < key_bits.n; i++) {
+        key_state *k = &ks[i];
+        k->impl = impl;
+        k->kb = (unsigned)key_bits.v[i];
+        if (!cl_supports_key_bits(impl, k->kb))
             cl_die(PROG, "key size not supported by this implementation", impl_name);
-        cl_rand_fill(&seed, keybuf, keys * CL_MAX_KEY_BYTES);
-        for (unsigned long r = 0; r < samples; r++) {
-            /* key setup: K pairs */
-            uint64_t t0 = now_ns();
-            for (unsigned long k = 0; k < keys; k++) {
-                impl->set_encrypt_key(eks, keybuf + k * CL_MAX_KEY_BYTES, kb);
-                impl->set_decrypt_key(dks, keybuf + k * CL_MAX_KEY_BYTES, kb);
-            }
-            t_key[r] = now_ns() - t0;
-
-            /* makeKey + cipherInit, then B blocks of encryption */
-            const uint8_t *key = keybuf + (r % keys) * CL_MAX_KEY_BYTES;
-            if (impl->set_encrypt_key(eks, key, kb) != CL_OK || impl->set_decrypt_key(dks, key, kb) != CL_OK)
-                cl_die(PROG, "key setup failed", impl_name);
-            cl_cipher c;
-            cl_cipher_init(&c, impl, CL_MODE_ECB, NULL, eks);
-            unsigned long off = 0;
-            t0 = now_ns();
-            for (unsigned long b = 0; b < blocks; b += per_call) {
-                cl_block_encrypt(&c, eks, in + off * bs, out + off * bs, per_call);
-                off = (off + per_call) % span;
-            }
-            t_enc[r] = now_ns() - t0;
-            sink ^= out[0];
-
-            cl_cipher_init(&c, impl, CL_MODE_ECB, NULL, dks);
-            off = 0;
-            t0 = now_ns();
-            for (unsigned long b = 0; b < blocks; b += per_call) {
-                cl_block_decrypt(&c, dks, in + off * bs, out + off * bs, per_call);
-                off = (off + per_call) % span;
-            }
-            t_dec[r] = now_ns() - t0;
-            sink ^= out[0];
+        k->eks = cl_alloc_aligned(impl->ks_bytes);
+        k->dks = cl_alloc_aligned(impl->ks_bytes);
+        k->kks = cl_alloc_aligned(impl->ks_bytes);
+        k->kdks = cl_alloc_aligned(impl->ks_bytes);
+        k->keys = cl_alloc_aligned(NKEYS * CL_MAX_KEY_BYTES);
+        cl_rand_fill(&seed, k->keys, NKEYS * CL_MAX_KEY_BYTES);
+        if (impl->set_encrypt_key(k->eks, k->keys, k->kb) != CL_OK ||
+            impl->set_decrypt_key(k->dks, k->keys, k->kb) != CL_OK)
+            cl_die(PROG, "key setup failed", impl_name);
+        for (int op = ENC; op <= KEY; op++) {
+            quantity *q = &qs[3 * i + (size_t)op];
+            q->k = k;
+            q->op = op;
+            q->ns = calloc(samples, sizeof *q->ns);
+            if (!q->ns)
+                cl_die(PROG, "out of memory", NULL);
         }
-        printf("{\"type\":\"timing\",");
-        cl_json_impl_fields(stdout, impl);
-        printf(",\"key_size\":%u,\"samples\":%lu,\"blocks\":%lu,\"blocks_per_call\":%lu,"
-               "\"key_pairs\":%lu,\"timer\":\"clock-monotonic\",\"unit\":\"ns\"",
-               kb, samples, blocks, per_call, keys);
-        print_array("encrypt", t_enc, samples);
-        print_array("decrypt", t_dec, samples);
-        print_array("key_setup", t_key, samples);
-        printf("}\n");
-        fflush(stdout);
+    }
+    for (size_t i = 0; i < nq; i++)
+        calibrate(&qs[i], (uint64_t)sample_us * 1000u);
+
+    volatile uint8_t sink = 0;
+    for (unsigned long r = 0; r < warmup + samples; r++) {
+        for (size_t i = 0; i < nq; i++) {
+            uint64_t t = sample(&qs[i]);
+            if (r >= warmup)
+                qs[i].ns[r - warmup] = t;
+        }
+        sink ^= out_buf[0];
     }
     (void)sink;
-    free(t_enc), free(t_dec), free(t_key), free(in), free(out), free(keybuf), free(eks), free(dks);
+
+    for (size_t i = 0; i < key_bits.n; i++) {
+        printf("{\"type\":\"timing\",");
+        cl_json_impl_fields(stdout, impl);
+        printf(",\"key_size\":%u,\"samples\":%lu,\"warmup\":%lu,\"blocks_per_call\":%lu,"
+               "\"timer\":\"clock-monotonic\",\"unit\":\"ns\"",
+               ks[i].kb, samples, warmup, per_call);
+        for (int op = ENC; op <= KEY; op++) {
+            quantity *q = &qs[3 * i + (size_t)op];
+            printf(",\"%s\":{\"per_sample\":%lu", OP_NAME[op], q->per_sample);
+            cl_json_u64_array(stdout, "ns", q->ns, samples);
+            printf("}");
+        }
+        printf("}\n");
+    }
+    fflush(stdout);
     return 0;
 }

@@ -1,8 +1,11 @@
 /* util.c -- see util.h */
+#define _POSIX_C_SOURCE 200809L
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void cl_json_str(FILE *f, const char *s)
 {
@@ -103,16 +106,86 @@ void cl_rand_fill(uint64_t *state, uint8_t *buf, size_t n)
     }
 }
 
-size_t cl_parse_list(const char *s, unsigned long *out, size_t n)
+uint64_t cl_now_ns(void)
 {
-    size_t count = 0;
-    while (*s && count < n) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void cl_json_u64_array(FILE *f, const char *name, const uint64_t *v, size_t n)
+{
+    fprintf(f, ",\"%s\":[", name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
+    fputc(']', f);
+}
+
+static int parse_number(const char *s, unsigned long long *out)
+{
+    char *end;
+    if (!*s || *s == '-')
+        return -1;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return (errno || *end) ? -1 : 0;
+}
+
+static int parse_list(const char *s, cl_list *out)
+{
+    out->n = 0;
+    while (*s) {
         char *end;
-        unsigned long v = strtoul(s, &end, 10);
-        if (end == s)
-            break;
-        out[count++] = v;
-        s = (*end == ',') ? end + 1 : end;
+        if (*s < '0' || *s > '9' || out->n == CL_LIST_MAX)
+            return -1;
+        out->v[out->n++] = strtoul(s, &end, 10);
+        if (*end == ',' && end[1])
+            s = end + 1;
+        else if (*end == 0)
+            s = end;
+        else
+            return -1;
     }
-    return count;
+    return out->n ? 0 : -1;
+}
+
+void cl_parse_options(const char *prog, int argc, char **argv, const cl_option *opts)
+{
+    for (int i = 1; i < argc; i++) {
+        const cl_option *o = opts;
+        while (o->name && strcmp(o->name, argv[i]) != 0)
+            o++;
+        if (!o->name)
+            cl_die(prog, "unknown option", argv[i]);
+        if (o->kind == CL_OPT_FLAG) {
+            *(int *)o->dest = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            cl_die(prog, "option needs a value", argv[i]);
+        const char *v = argv[++i];
+        unsigned long long num;
+        int bad = 0;
+        switch (o->kind) {
+        case CL_OPT_STR:
+            *(const char **)o->dest = v;
+            break;
+        case CL_OPT_ULONG:
+            bad = parse_number(v, &num);
+            *(unsigned long *)o->dest = (unsigned long)num;
+            break;
+        case CL_OPT_U64:
+            bad = parse_number(v, &num);
+            *(uint64_t *)o->dest = (uint64_t)num;
+            break;
+        case CL_OPT_LIST:
+            bad = parse_list(v, (cl_list *)o->dest);
+            break;
+        case CL_OPT_FLAG:
+            break;
+        }
+        if (bad)
+            cl_die(prog, o->kind == CL_OPT_LIST ? "expected a comma list of numbers" : "expected a number",
+                   argv[i - 1]);
+    }
 }

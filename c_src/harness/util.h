@@ -22,9 +22,29 @@ void *cl_alloc_aligned(size_t bytes);
 /* Deterministic generator (splitmix64) for keys and data. */
 uint64_t cl_rand_next(uint64_t *state);
 void cl_rand_fill(uint64_t *state, uint8_t *buf, size_t n);
-/* Parses "128,192,256" into out (max n entries); returns the count. */
-size_t cl_parse_list(const char *s, unsigned long *out, size_t n);
 /* Prints the {"type":"impl",...} description of impl (no newline). */
 void cl_json_impl_fields(FILE *f, const cl_impl *impl);
+/* CLOCK_MONOTONIC in nanoseconds (the timing program's clock, and the
+ * wall clock every program uses to size its samples). */
+uint64_t cl_now_ns(void);
+/* Prints `"name":[v0,v1,...]` (with a leading comma) for n numbers. */
+void cl_json_u64_array(FILE *f, const char *name, const uint64_t *v, size_t n);
+
+/* ---- one option parser for the harness programs ----
+ * Each program lists its options in a table ending with {NULL}; every
+ * option takes one value except CL_OPT_FLAG.  Unknown options, missing or
+ * malformed values end the program with an "error" record (exit 2). */
+typedef enum { CL_OPT_STR, CL_OPT_ULONG, CL_OPT_U64, CL_OPT_LIST, CL_OPT_FLAG } cl_opt_kind;
+#define CL_LIST_MAX 16
+typedef struct {
+    unsigned long v[CL_LIST_MAX];
+    size_t n;
+} cl_list;
+typedef struct {
+    const char *name; /* e.g. "--impl" */
+    cl_opt_kind kind;
+    void *dest;       /* const char **, unsigned long *, uint64_t *, cl_list *, int * */
+} cl_option;
+void cl_parse_options(const char *prog, int argc, char **argv, const cl_option *opts);
 
 #endif
