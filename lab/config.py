@@ -1,305 +1,162 @@
-"""Schemas and loading of everything a run is configured by.
+"""Everything a checkout is configured by, loaded once and resolved into typed values.
 
-Data lives in files, validated strictly (unknown keys are errors):
+:class:`Lab` discovers the data folders, validates **every** file when it is
+created (used or not; all problems are reported together) and resolves them:
 
-* ``toolchains/<name>.yaml``  compiler profiles (may inherit from each other)
-* ``targets/<name>.yaml``     where binaries run (host arch, cross + qemu, ...)
-* ``profiles/<name>.yaml``    measurement counts (N, B, K, repetitions)
-* ``c_src/ciphers/<name>/cipher.yaml``  ciphers and their implementations
-* ``matrix.yaml``             which cells a run covers
+* :class:`Toolchain` — a compiler profile with inheritance applied,
+* :class:`Impl` — one implementation of a cipher (ours from ``cipher.yaml``,
+  or a peer library's from ``c_src/peers/<library>/peer.yaml``) with its
+  sources, flags, facts and vectors,
+* :class:`Cipher` — a cipher and its implementations,
+* ``Target``, ``Profile``, ``HostFile``, ``MatrixFile`` — the schema models.
 
-Every error is a :class:`ConfigError` naming the file, the key and a fix.
-This module imports nothing else of the lab.
+Nothing downstream reads YAML again: the plan carries these values.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError, ConfigErrors, unknown_name
+from .schema import (CipherFile, HostFile, MatrixFile, PeerFile, Profile, Target, ToolchainFile, export_schemas,
+                     validate)
 
 ROOT = Path(__file__).resolve().parent.parent
-NAME_RE = r"^[a-z0-9][a-z0-9_.+-]*$"
-IDENT_RE = r"^[a-z0-9_]+$"
+T = TypeVar("T")
+
+__all__ = ["Lab", "Toolchain", "Impl", "Cipher", "PeerInfo", "Target", "Profile", "HostFile", "MatrixFile",
+           "ConfigError", "export_schemas", "ROOT", "host_arch"]
 
 
-class ConfigError(Exception):
-    """A configuration file is wrong; the message says where and how to fix it."""
-
-    def __init__(self, path: Path | str, key: str | None, problem: str, fix: str = ""):
-        self.path, self.key, self.problem, self.fix = str(path), key, problem, fix
-        where = f"{self.path}" + (f": key '{key}'" if key else "")
-        super().__init__(f"{where}: {problem}" + (f" Fix: {fix}" if fix else ""))
+def host_arch() -> str:
+    return platform.machine()
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# ---------------------------------------------------------------- toolchains
-class ToolchainFile(Strict):
-    """A compiler profile as written in toolchains/<name>.yaml."""
-
-    description: str = Field(description="One line: what this profile stands for.")
-    inherits: str | None = Field(None, description="Name of another profile to start from.")
-    family: Literal["gcc", "clang"] | None = Field(None, description="Compiler family.")
-    cc: str | None = Field(None, description="Compiler executable (host builds); a target may prefix it.")
-    flags: list[str] | None = Field(None, description="Compiler flags; replaces the inherited list.")
-    add_flags: list[str] = Field(default_factory=list, description="Flags appended to the inherited list.")
-    remove_flags: list[str] = Field(default_factory=list, description="Inherited flags to drop.")
-    ldflags: list[str] | None = Field(None, description="Extra link flags; replaces the inherited list.")
-    arch_flags: dict[str, list[str]] | None = Field(
-        None, description="Flags added only when building for a target arch, e.g. {i386: [-mtune=pentiumpro]}."
-    )
-    imitates: str | None = Field(None, description="For look-alike profiles: what compiler/behaviour it imitates.")
-    notes: list[str] = Field(default_factory=list, description="Adaptations and caveats, one per item.")
-
-
+# ------------------------------------------------------------------ values
 @dataclass(frozen=True)
 class Toolchain:
     name: str
     description: str
     family: str
     cc: str
+    package: str
     flags: tuple[str, ...]
     ldflags: tuple[str, ...]
     imitates: str | None
     notes: tuple[str, ...]
     path: str
     arch_flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    targets: tuple[str, ...] | None = None  # None: every target
+    reference_tables: tuple[str, ...] = ()
 
     def flags_for_arch(self, arch: str) -> list[str]:
         return [f for a, fl in self.arch_flags if a == arch for f in fl]
 
-    def compiler_for(self, target: "Target") -> str:
-        """The compiler executable for a target (cross prefix for gcc)."""
-        if target.is_host_arch() or self.family == "clang":
-            return self.cc
-        return f"{target.triple}-{self.cc}"
-
-    def target_flags(self, target: "Target") -> list[str]:
-        if target.is_host_arch():
-            return []
+    @property
+    def cxx(self) -> str:
+        """The C++ driver of the same compiler (for peer adapters written in C++): clang -> clang++, gcc -> g++."""
         if self.family == "clang":
-            return [f"--target={target.triple}", *target.clang_flags]
-        return list(target.gcc_flags)
+            return self.cc.replace("clang", "clang++", 1) if "clang" in self.cc else "clang++"
+        return self.cc.replace("gcc", "g++", 1) if "gcc" in self.cc else "g++"
+
+    def facts(self) -> dict:
+        return {"description": self.description, "family": self.family, "cc": self.cc, "flags": list(self.flags),
+                "ldflags": list(self.ldflags), "imitates": self.imitates, "notes": list(self.notes),
+                "reference_tables": list(self.reference_tables)}
 
 
-# ------------------------------------------------------------------- targets
-class Target(Strict):
-    """A place binaries run: targets/<name>.yaml."""
+@dataclass(frozen=True)
+class PeerInfo:
+    library: str
+    display: str
+    package: str
+    header: str
+    code: str  # portable, asm, simd, hardware
 
-    name: str = Field(pattern=NAME_RE)
-    description: str
-    triple: str = Field(description="GNU triple, e.g. x86_64-linux-gnu.")
-    arch: str = Field(description="Architecture name as Debian/QEMU use it, e.g. x86_64, sparc64.")
-    endianness: Literal["little", "big"]
-    word_bits: Literal[32, 64]
-    runner: Literal["native", "qemu-user"]
-    qemu: str | None = Field(None, description="qemu-user binary for runner=qemu-user, e.g. qemu-sparc64.")
-    image: str | None = Field(None, description="Container image it builds and runs in (container backend).")
-    families: list[Literal["gcc", "clang"]] = Field(description="Compiler families that can build for it.")
-    counter: Literal["x86_tsc", "clock", "marker"] = Field(
-        description="Cycle-counter back-end of c_src/harness (marker: guest instructions counted by the QEMU plugin)."
-    )
-    gcc_flags: list[str] = Field(default_factory=list, description="Extra flags for gcc on this target.")
-    clang_flags: list[str] = Field(default_factory=list, description="Extra flags for clang (after --target).")
-    static: bool = Field(False, description="Link statically (needed for qemu-user without a sysroot).")
-    unsupported_flags: dict[Literal["gcc", "clang"], dict[str, str]] = Field(
-        default_factory=dict,
-        description="Per compiler family, flags it cannot serve on this target, each with why; a toolchain "
-                    "profile using one is recorded 'unavailable' for the target, e.g. {clang: {-flto: ...}}.",
-    )
+    def installed(self) -> bool:
+        return (Path("/usr/include") / self.header).exists()
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One implementation of a cipher, with everything a build and a table need."""
+
+    cipher: str
+    name: str
+    display: str
+    label: str
+    round1: bool
+    block_bits: int
+    key_bits: tuple[int, ...]
+    impl_class: str
+    summary: str
+    constant_time: bool | None
+    word_bits: int
+    arch: tuple[str, ...]
+    default: bool
+    folder: Path
+    sources: tuple[Path, ...]
+    vector_files: tuple[Path, ...]
+    checksums: tuple[tuple[int, str], ...] = ()
+    cflags: tuple[str, ...] = ()
+    libs: tuple[str, ...] = ()
+    language: str = "c"
+    env: tuple[tuple[str, str], ...] = ()
+    peer: PeerInfo | None = None
 
     @property
-    def emulated(self) -> bool:
-        return self.runner == "qemu-user"
+    def id(self) -> str:
+        return f"{self.cipher}/{self.name}"
 
-    def is_host_arch(self) -> bool:
-        import platform
-
-        return self.runner == "native" and platform.machine() == self.arch
-
-    @model_validator(mode="after")
-    def _qemu_needs_binary(self) -> "Target":
-        if self.runner == "qemu-user" and not self.qemu:
-            raise ValueError("runner qemu-user needs key 'qemu' (e.g. qemu-sparc64)")
-        return self
-
-
-# ------------------------------------------------------------------ profiles
-class TimingCounts(Strict):
-    samples: int = Field(gt=0, description="N: triples per key size (NIST: 1000).")
-    blocks: int = Field(gt=0, description="B: blocks encrypted/decrypted per sample (NIST: 65536).")
-    key_pairs: int = Field(gt=0, description="K: key pairs set up per sample (NIST: 1000).")
-    blocks_per_call: int = Field(1, gt=0, description="Blocks per blockEncrypt call (NIST: 1).")
-
-
-class CycleCounts(Strict):
-    reps: int = Field(gt=0, description="Repetitions per operation (NIST: 1000).")
-    sizes: list[int] = Field(description="n of Encrypt-n / Decrypt-n (NIST: 1,16,128,1024,32768).")
-    key_sizes: list[int] = Field([128], description="Key sizes cycle-counted (NIST: 128 only).")
-    max_blocks: int = Field(1 << 20, gt=0, description="Cap reps*n per size; at least 5 reps.")
-
-
-class CipherOverride(Strict):
-    key_pairs: int | None = Field(None, gt=0, description="K for this cipher (NIST: 100 for FROG, HPC).")
-    samples: int | None = Field(None, gt=0)
-    blocks: int | None = Field(None, gt=0)
-    cycles_reps: int | None = Field(None, gt=0)
-
-
-class Profile(Strict):
-    """Measurement counts: profiles/<name>.yaml."""
-
-    name: str = Field(pattern=NAME_RE)
-    description: str
-    timing: TimingCounts
-    cycles: CycleCounts
-    per_cipher: dict[str, CipherOverride] = Field(
-        default_factory=dict, description="Per-cipher changes, e.g. fewer key pairs for slow key schedules."
-    )
-    timeout_seconds: int = Field(600, gt=0, description="Limit for one program run of one cell.")
-
-    def timing_for(self, cipher: str) -> TimingCounts:
-        o = self.per_cipher.get(cipher)
-        if not o:
-            return self.timing
-        upd = {k: v for k, v in {"key_pairs": o.key_pairs, "samples": o.samples, "blocks": o.blocks}.items() if v}
-        return self.timing.model_copy(update=upd)
-
-    def cycles_for(self, cipher: str) -> CycleCounts:
-        o = self.per_cipher.get(cipher)
-        if not o or not o.cycles_reps:
-            return self.cycles
-        return self.cycles.model_copy(update={"reps": o.cycles_reps})
-
-
-# ------------------------------------------------------------------- ciphers
-ImplClass = Literal["portable", "simd", "hardware", "peer"]
-
-
-class Implementation(Strict):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    sources: list[str] = Field(min_length=1, description="C files, relative to the cipher folder.")
-    impl_class: ImplClass = Field(
-        alias="class",
-        description="portable: ANSI C any CPU runs (NIST's kind); simd: vector instructions; hardware: cipher "
-                    "instructions such as AES-NI; peer: a library's implementation. NIST-comparable rankings use "
-                    "portable ones only.")
-    summary: str
-    constant_time: bool | None = None
-    word_bits: Literal[8, 16, 32, 64, 128]
-    arch: list[str] = Field(["any"], description="Architectures it can run on, or [any].")
-    default: bool = False
-    label: str | None = Field(None, description="Row name in NIST tables, e.g. DFC-64.")
+    @property
+    def symbol(self) -> str:
+        return f"{self.cipher}_{self.name}"
 
     def runs_on(self, arch: str) -> bool:
         return "any" in self.arch or arch in self.arch
 
-
-class CipherFile(Strict):
-    name: str = Field(pattern=IDENT_RE)
-    display: str
-    block_bits: Literal[64, 128]
-    key_bits: list[int] = Field(min_length=1)
-    vectors: str | None = Field(description="File name in shared/vectors, or null.")
-    local_vectors: list[str] = Field(default_factory=list)
-    round1: bool = False
-    implementations: dict[str, Implementation] = Field(min_length=1)
-
-    @field_validator("implementations")
-    @classmethod
-    def _names(cls, v: dict[str, Implementation]) -> dict[str, Implementation]:
-        for k in v:
-            if not re.match(IDENT_RE, k):
-                raise ValueError(f"implementation name '{k}' must match {IDENT_RE}")
-        defaults = [k for k, i in v.items() if i.default]
-        if len(defaults) != 1:
-            raise ValueError(f"exactly one implementation needs 'default: true' (found {defaults or 'none'})")
-        return v
+    def facts(self) -> dict:
+        return {"impl_class": self.impl_class, "default": self.default, "summary": self.summary,
+                "constant_time": self.constant_time,
+                "word_bits": self.word_bits, "arch": list(self.arch),
+                **({"peer": {"library": self.peer.library, "package": self.peer.package, "code": self.peer.code}}
+                   if self.peer else {})}
 
 
 @dataclass(frozen=True)
 class Cipher:
-    spec: CipherFile
+    name: str
+    display: str
+    block_bits: int
+    key_bits: tuple[int, ...]
+    round1: bool
     folder: Path
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
+    impls: dict[str, Impl] = field(hash=False, compare=False)
 
     @property
     def default_impl(self) -> str:
-        return next(k for k, i in self.spec.implementations.items() if i.default)
+        return next(k for k, i in self.impls.items() if i.default)
 
-    def impl(self, strategy: str) -> Implementation:
+    def impl(self, name: str) -> Impl:
         try:
-            return self.spec.implementations[strategy]
+            return self.impls[name]
         except KeyError:
-            raise ConfigError(
-                self.folder / "cipher.yaml",
-                f"implementations.{strategy}",
-                f"no implementation '{strategy}' of {self.name}",
-                f"use one of {sorted(self.spec.implementations)}",
-            ) from None
+            raise unknown_name(f"implementation of {self.name}", name, self.impls) from None
 
-    def sources(self, strategy: str) -> list[Path]:
-        return [(self.folder / s).resolve() for s in self.impl(strategy).sources]
+    def ours(self) -> list[Impl]:
+        return [i for i in self.impls.values() if i.impl_class != "peer"]
 
-    def vector_files(self, shared_vectors: Path) -> list[Path]:
-        files = [shared_vectors / self.spec.vectors] if self.spec.vectors else []
-        return files + [self.folder / v for v in self.spec.local_vectors]
-
-    def row_label(self, strategy: str) -> str:
-        return self.impl(strategy).label or self.spec.display
+    def peers(self) -> list[Impl]:
+        return [i for i in self.impls.values() if i.impl_class == "peer"]
 
 
-# -------------------------------------------------------------------- matrix
-Selector = str | list[str]
-
-
-class Rule(Strict):
-    """A set of cells: each given axis matches one value or any value of a list."""
-
-    cipher: Selector | None = None
-    implementation: Selector | None = None
-    toolchain: Selector | None = None
-    target: Selector | None = None
-
-
-class MatrixFile(Strict):
-    """What a run covers: matrix.yaml."""
-
-    ciphers: list[str] | Literal["all"] = Field(description="Cipher folder names, or 'all'.")
-    implementations: Literal["default", "all"] | list[str] = Field(
-        "default", description="'default', 'all', or a list of cipher/strategy names."
-    )
-    toolchains: list[str] = Field(min_length=1)
-    targets: list[str] = Field(["host"], min_length=1)
-    container_targets: list[str] | None = Field(
-        None, description="Targets used instead of 'targets' when the backend is container and none are named."
-    )
-    key_sizes: list[int] | Literal["all"] = Field(
-        "all", description="Key sizes to time; each cipher uses those it supports (its own if none)."
-    )
-    profile: str = "quick"
-    backend: Literal["host", "container"] = "host"
-    engine: Literal["auto", "docker", "podman"] = Field(
-        "auto", description="Container engine for backend=container (auto: docker, else podman; env CIPHERLAB_ENGINE overrides)."
-    )
-    include: list[Rule] = Field(default_factory=list, description="Cells added after the axes product.")
-    exclude: list[Rule] = Field(default_factory=list, description="Cells removed from the product.")
-
-
-# ------------------------------------------------------------------- loading
-def _read_yaml(path: Path) -> Any:
+# ------------------------------------------------------------------ loading
+def read_yaml(path: Path) -> Any:
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -307,158 +164,221 @@ def _read_yaml(path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(path, None, f"not valid YAML ({e}).", "fix the YAML syntax") from None
+        raise ConfigError(path, None, f"not valid YAML ({str(e).splitlines()[0]}; "
+                                      f"{' '.join(str(e).split())[-80:]}).", "fix the YAML syntax") from None
 
 
-def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(path, None, "must be a mapping of keys to values.", "see the JSON Schema in schemas/")
-    try:
-        return model.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or None
-        if err["type"] == "extra_forbidden":
-            allowed = _allowed_keys(model, err["loc"][:-1])
-            raise ConfigError(
-                path, key, "unknown key.", f"remove it or use one of: {', '.join(allowed)}"
-            ) from None
-        if err["type"] == "missing":
-            raise ConfigError(path, key, "required key is missing.", "add it (see schemas/)") from None
-        raise ConfigError(path, key, f"{err['msg']} (got {err.get('input')!r}).", "see schemas/ for the allowed values") from None
-
-
-def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
-    cur: Any = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        fi = getattr(cur, "model_fields", {}).get(part)
-        if fi is None:
-            break
-        ann = fi.annotation
-        args = getattr(ann, "__args__", ()) or (ann,)
-        nxt = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
-        if nxt is None:
-            for a in args:  # list[Model] / dict[str, Model]
-                inner = getattr(a, "__args__", ())
-                nxt = next((b for b in inner if isinstance(b, type) and issubclass(b, BaseModel)), nxt)
-        if nxt is None:
-            break
-        cur = nxt
-    return sorted(getattr(cur, "model_fields", {}))
-
-
-@dataclass
 class Lab:
-    """Everything discovered from the data folders of one checkout."""
+    """Everything discovered from the data folders of one checkout, validated and resolved."""
 
-    root: Path = ROOT
-    cipher_dirs: list[Path] = field(default_factory=list)
-    shared: Path | None = None
+    def __init__(self, root: Path | str = ROOT, cipher_dirs: list[Path] | None = None,
+                 peer_dirs: list[Path] | None = None, shared: Path | str | None = None):
+        self.root = Path(root)
+        self.cipher_dirs = [Path(d) for d in (cipher_dirs or [self.root / "c_src" / "ciphers"])]
+        self.peer_dirs = [Path(d) for d in (peer_dirs if peer_dirs is not None else [self.root / "c_src" / "peers"])]
+        self.shared = Path(shared).resolve() if shared else (self.root.parent / "shared").resolve()
+        errors: list[ConfigError] = []
 
-    def __post_init__(self) -> None:
-        self.root = Path(self.root)
-        if not self.cipher_dirs:
-            self.cipher_dirs = [self.root / "c_src" / "ciphers"]
-        if self.shared is None:
-            self.shared = (self.root.parent / "shared").resolve()
+        def each(paths, load: Callable[[Path], T]) -> dict[str, T]:
+            out = {}
+            for p in sorted(paths):
+                try:
+                    out[p.stem if p.name != "cipher.yaml" and p.name != "peer.yaml" else p.parent.name] = load(p)
+                except ConfigError as e:
+                    errors.append(e)
+            return out
+
+        self._toolchain_files = each((self.root / "toolchains").glob("*.yaml"),
+                                     lambda p: validate(ToolchainFile, read_yaml(p), p))
+        self.toolchains: dict[str, Toolchain] = {}
+        for name in self._toolchain_files:
+            try:
+                self.toolchains[name] = self._resolve_toolchain(name, ())
+            except ConfigError as e:
+                errors.append(e)
+        self.targets: dict[str, Target] = each((self.root / "targets").glob("*.yaml"), self._load_target)
+        self.profiles: dict[str, Profile] = each((self.root / "profiles").glob("*.yaml"), self._load_profile)
+        self.hosts: dict[str, HostFile] = each((self.root / "hosts").glob("*.yaml"),
+                                               lambda p: validate(HostFile, read_yaml(p), p))
+        folders: dict[str, Path] = {}
+        for d in self.cipher_dirs:
+            for y in sorted(d.glob("*/cipher.yaml")):
+                folders.setdefault(y.parent.name, y.parent)
+        self.ciphers: dict[str, Cipher] = each([f / "cipher.yaml" for f in folders.values()], self._load_cipher)
+        peer_files = [y for d in self.peer_dirs for y in sorted(d.glob("*/peer.yaml"))]
+        self.peers: dict[str, PeerFile] = each(peer_files, lambda p: self._load_peer(p, errors))
+        for name, host in self.hosts.items():
+            if host.target not in self.targets:
+                errors.append(ConfigError(self.root / "hosts" / f"{name}.yaml", "target",
+                                          f"'{host.target}' is not a target.", f"use one of {sorted(self.targets)}"))
+        for name, tc in self.toolchains.items():
+            for t in tc.targets or ():
+                if t not in self.targets:
+                    errors.append(ConfigError(tc.path, "targets", f"'{t}' is not a target.",
+                                              f"use one of {sorted(self.targets)}"))
+        for name, prof in self.profiles.items():
+            for c in prof.per_cipher:
+                if c not in self.ciphers:
+                    errors.append(ConfigError(self.root / "profiles" / f"{name}.yaml", f"per_cipher.{c}",
+                                              "not a known cipher.", f"use one of {sorted(self.ciphers)}"))
+        if errors:
+            raise errors[0] if len(errors) == 1 else ConfigErrors(errors)
 
     @property
     def vectors_dir(self) -> Path:
         return self.shared / "vectors"
 
-    # toolchains ----------------------------------------------------------
-    def toolchain_names(self) -> list[str]:
-        return sorted(p.stem for p in (self.root / "toolchains").glob("*.yaml"))
-
-    def toolchain(self, name: str, _seen: tuple[str, ...] = ()) -> Toolchain:
+    # ---------------------------------------------------------- loaders
+    def _resolve_toolchain(self, name: str, seen: tuple[str, ...]) -> Toolchain:
         path = self.root / "toolchains" / f"{name}.yaml"
-        if not path.exists():
-            raise ConfigError(path, None, f"no toolchain profile '{name}'.", f"use one of {self.toolchain_names()}")
-        if name in _seen:
-            raise ConfigError(path, "inherits", f"inheritance cycle {' -> '.join(_seen + (name,))}.", "break the cycle")
-        tf: ToolchainFile = _validate(ToolchainFile, _read_yaml(path), path)
+        if name not in self._toolchain_files:
+            raise ConfigError(self.root / "toolchains" / f"{seen[-1]}.yaml", "inherits",
+                              f"no toolchain profile '{name}'.", f"use one of {sorted(self._toolchain_files)}")
+        if name in seen:
+            raise ConfigError(path, "inherits", f"inheritance cycle {' -> '.join(seen + (name,))}.", "break the cycle")
+        tf: ToolchainFile = self._toolchain_files[name]
         if tf.inherits:
-            base = self.toolchain(tf.inherits, _seen + (name,))
+            base = self._resolve_toolchain(tf.inherits, seen + (name,))
             family, cc = tf.family or base.family, tf.cc or base.cc
             flags = list(tf.flags) if tf.flags is not None else list(base.flags)
             ldflags = list(tf.ldflags) if tf.ldflags is not None else list(base.ldflags)
             notes = base.notes + tuple(tf.notes)
             arch_flags = dict(base.arch_flags) if tf.arch_flags is None else {}
+            package = tf.package or (base.package if not tf.cc else tf.cc)
+            targets = tuple(tf.targets) if tf.targets is not None else base.targets
+            refs = tuple(tf.reference_tables) if tf.reference_tables is not None else ()
         else:
             if not tf.family or not tf.cc or tf.flags is None:
                 missing = [k for k in ("family", "cc", "flags") if getattr(tf, k) is None]
                 raise ConfigError(path, missing[0], "required key is missing (no 'inherits').", "add it or inherit")
             family, cc, flags, ldflags, notes = tf.family, tf.cc, list(tf.flags), list(tf.ldflags or []), tuple(tf.notes)
-            arch_flags = {}
+            arch_flags, package = {}, tf.package or tf.cc
+            targets = tuple(tf.targets) if tf.targets is not None else None
+            refs = tuple(tf.reference_tables or ())
         arch_flags.update({a: tuple(f) for a, f in (tf.arch_flags or {}).items()})
         flags = [f for f in flags + tf.add_flags if f not in tf.remove_flags]
-        return Toolchain(name, tf.description, family, cc, tuple(flags), tuple(ldflags), tf.imitates, notes, str(path),
-                         tuple(sorted(arch_flags.items())))
+        return Toolchain(name, tf.description, family, cc, package, tuple(flags), tuple(ldflags), tf.imitates, notes,
+                         str(path), tuple(sorted(arch_flags.items())), targets, refs)
 
-    # targets -------------------------------------------------------------
-    def target_names(self) -> list[str]:
-        return sorted(p.stem for p in (self.root / "targets").glob("*.yaml"))
+    def _load_target(self, path: Path) -> Target:
+        data = read_yaml(path)
+        if isinstance(data, dict) and data.get("name", path.stem) != path.stem:
+            raise ConfigError(path, "name", f"must equal the file name '{path.stem}'.", f"set name: {path.stem}")
+        return validate(Target, data, path)
 
-    def target(self, name: str) -> Target:
-        path = self.root / "targets" / f"{name}.yaml"
-        if not path.exists():
-            raise ConfigError(path, None, f"no target '{name}'.", f"use one of {self.target_names()}")
-        data = _read_yaml(path)
-        if isinstance(data, dict) and data.get("name", name) != name:
-            raise ConfigError(path, "name", f"must equal the file name '{name}'.", f"set name: {name}")
-        return _validate(Target, data, path)
+    def _load_profile(self, path: Path) -> Profile:
+        data = read_yaml(path)
+        if isinstance(data, dict) and data.get("name", path.stem) != path.stem:
+            raise ConfigError(path, "name", f"must equal the file name '{path.stem}'.", f"set name: {path.stem}")
+        return validate(Profile, data, path)
 
-    # profiles ------------------------------------------------------------
-    def profile_names(self) -> list[str]:
-        return sorted(p.stem for p in (self.root / "profiles").glob("*.yaml"))
+    def _vector_files(self, spec: CipherFile, folder: Path) -> tuple[Path, ...]:
+        files = [self.vectors_dir / spec.vectors] if spec.vectors else []
+        return tuple(files + [folder / v for v in spec.local_vectors])
 
-    def profile(self, name: str) -> Profile:
-        path = self.root / "profiles" / f"{name}.yaml"
-        if not path.exists():
-            raise ConfigError(path, None, f"no measurement profile '{name}'.", f"use one of {self.profile_names()}")
-        prof: Profile = _validate(Profile, _read_yaml(path), path)
-        known = set(self.cipher_names())
-        for c in prof.per_cipher:
-            if c not in known:
-                raise ConfigError(path, f"per_cipher.{c}", "not a known cipher.", f"use one of {sorted(known)}")
-        return prof
-
-    # ciphers -------------------------------------------------------------
-    def _cipher_folders(self) -> dict[str, Path]:
-        found: dict[str, Path] = {}
-        for d in self.cipher_dirs:
-            for y in sorted(Path(d).glob("*/cipher.yaml")):
-                found.setdefault(y.parent.name, y.parent)
-        return found
-
-    def cipher_names(self) -> list[str]:
-        return sorted(self._cipher_folders())
-
-    def cipher(self, name: str) -> Cipher:
-        folders = self._cipher_folders()
-        if name not in folders:
-            raise ConfigError(
-                self.cipher_dirs[0] / name / "cipher.yaml", None, f"no cipher '{name}'.", f"use one of {sorted(folders)}"
-            )
-        path = folders[name] / "cipher.yaml"
-        spec: CipherFile = _validate(CipherFile, _read_yaml(path), path)
-        if spec.name != name:
-            raise ConfigError(path, "name", f"must equal the folder name '{name}'.", f"set name: {name}")
+    def _load_cipher(self, path: Path) -> Cipher:
+        folder = path.parent
+        spec: CipherFile = validate(CipherFile, read_yaml(path), path)
+        if spec.name != folder.name:
+            raise ConfigError(path, "name", f"must equal the folder name '{folder.name}'.", f"set name: {folder.name}")
+        impls = {}
         for strategy, impl in spec.implementations.items():
             for s in impl.sources:
-                if not (folders[name] / s).exists():
-                    raise ConfigError(path, f"implementations.{strategy}.sources", f"file '{s}' does not exist.", "fix the path")
-        return Cipher(spec, folders[name])
+                if not (folder / s).exists():
+                    raise ConfigError(path, f"implementations.{strategy}.sources", f"file '{s}' does not exist.",
+                                      "fix the path")
+            impls[strategy] = Impl(
+                cipher=spec.name, name=strategy, display=spec.display, label=impl.label or spec.display,
+                round1=spec.round1, block_bits=spec.block_bits, key_bits=tuple(spec.key_bits),
+                impl_class=impl.impl_class, summary=impl.summary, constant_time=impl.constant_time,
+                word_bits=impl.word_bits, arch=tuple(impl.arch), default=impl.default, folder=folder,
+                sources=tuple((folder / s).resolve() for s in impl.sources),
+                vector_files=self._vector_files(spec, folder), checksums=tuple(sorted(spec.checksums.items())))
+        return Cipher(spec.name, spec.display, spec.block_bits, tuple(spec.key_bits), spec.round1, folder, impls)
 
-    def ciphers(self) -> list[Cipher]:
-        return [self.cipher(n) for n in self.cipher_names()]
+    def _load_peer(self, path: Path, errors: list[ConfigError]) -> PeerFile:
+        folder = path.parent
+        pf: PeerFile = validate(PeerFile, read_yaml(path), path)
+        if pf.library != folder.name:
+            raise ConfigError(path, "library", f"must equal the folder name '{folder.name}'.",
+                              f"set library: {folder.name}")
+        for cname, impls in pf.implementations.items():
+            cipher = self.ciphers.get(cname)
+            if cipher is None:
+                errors.append(ConfigError(path, f"implementations.{cname}", "not one of our ciphers.",
+                                          f"use one of {sorted(self.ciphers)}"))
+                continue
+            for iname, pi in impls.items():
+                where = f"implementations.{cname}.{iname}"
+                if iname in cipher.impls:
+                    errors.append(ConfigError(path, where, f"{cname} already has an implementation '{iname}'.",
+                                              "rename it (library or library_variant)"))
+                    continue
+                missing = [s for s in pi.sources if not (folder / s).exists()]
+                if missing:
+                    errors.append(ConfigError(path, f"{where}.sources", f"file '{missing[0]}' does not exist.",
+                                              "fix the path"))
+                    continue
+                base = next(iter(cipher.impls.values()))
+                cipher.impls[iname] = Impl(
+                    cipher=cname, name=iname, display=cipher.display, label=f"{cipher.display} [{iname}]",
+                    round1=cipher.round1, block_bits=cipher.block_bits, key_bits=cipher.key_bits,
+                    impl_class="peer", summary=pi.summary, constant_time=None, word_bits=32, arch=tuple(pi.arch),
+                    default=False, folder=folder, sources=tuple((folder / s).resolve() for s in pi.sources),
+                    vector_files=base.vector_files, checksums=base.checksums, cflags=tuple(pf.cflags),
+                    libs=tuple(pf.libs), language=pf.language, env=tuple(sorted(pi.env.items())),
+                    peer=PeerInfo(pf.library, pf.display, pf.package, pf.header, pi.code))
+        return pf
 
-    # matrix --------------------------------------------------------------
+    # ------------------------------------------------------------ lookups
+    def _get(self, kind: str, table: dict[str, T], name: str) -> T:
+        try:
+            return table[name]
+        except KeyError:
+            raise unknown_name(kind, name, table) from None
+
+    def toolchain(self, name: str) -> Toolchain:
+        return self._get("toolchain", self.toolchains, name)
+
+    def target(self, name: str) -> Target:
+        return self._get("target", self.targets, name)
+
+    def profile(self, name: str) -> Profile:
+        return self._get("profile", self.profiles, name)
+
+    def cipher(self, name: str) -> Cipher:
+        return self._get("cipher", self.ciphers, name)
+
+    def host(self, name: str) -> HostFile:
+        return self._get("host", self.hosts, name)
+
+    def impl(self, ident: str) -> Impl:
+        """'cipher/implementation' (or 'cipher' for its default)."""
+        cname, _, iname = ident.partition("/")
+        c = self.cipher(cname)
+        return c.impl(iname or c.default_impl)
+
+    def toolchain_names(self) -> list[str]:
+        return sorted(self.toolchains)
+
+    def target_names(self) -> list[str]:
+        return sorted(self.targets)
+
+    def profile_names(self) -> list[str]:
+        return sorted(self.profiles)
+
+    def cipher_names(self) -> list[str]:
+        return sorted(self.ciphers)
+
+    def host_names(self) -> list[str]:
+        return sorted(self.hosts)
+
+    def all_impls(self, peers: bool = True) -> list[Impl]:
+        return [i for c in self.ciphers.values() for i in c.impls.values() if peers or i.impl_class != "peer"]
+
     def matrix(self, path: Path | None = None) -> MatrixFile:
         path = Path(path) if path else self.root / "matrix.yaml"
-        m: MatrixFile = _validate(MatrixFile, _read_yaml(path), path)
+        m: MatrixFile = validate(MatrixFile, read_yaml(path), path)
         checks = [
             ("toolchains", m.toolchains, self.toolchain_names()),
             ("targets", m.targets, self.target_names()),
@@ -469,30 +389,8 @@ class Lab:
         for key, values, known in checks:
             for i, v in enumerate(values):
                 if v not in known:
-                    raise ConfigError(path, f"{key}[{i}]", f"'{v}' is not defined.", f"use one of {known}")
-        if m.profile not in self.profile_names():
+                    raise ConfigError(path, f"{key}[{i}]", f"'{v}' is not defined.", unknown_name("name", v, known)
+                                      .args[0].split(": ", 1)[1])
+        if m.profile not in self.profiles:
             raise ConfigError(path, "profile", f"'{m.profile}' is not defined.", f"use one of {self.profile_names()}")
         return m
-
-
-SCHEMAS: dict[str, type[BaseModel]] = {
-    "matrix": MatrixFile,
-    "toolchain": ToolchainFile,
-    "target": Target,
-    "profile": Profile,
-    "cipher": CipherFile,
-}
-
-
-def export_schemas(out_dir: Path) -> list[Path]:
-    """Writes one JSON Schema per config file kind (for editors)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, model in SCHEMAS.items():
-        schema = model.model_json_schema()
-        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-        schema["title"] = f"cipherlab {name} file"
-        p = out_dir / f"{name}.schema.json"
-        p.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
-        written.append(p)
-    return written

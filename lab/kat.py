@@ -1,18 +1,35 @@
-"""What the `kat` program printed, read once for both users (the run's gate and `lab verify`)."""
+"""build -> verify: run the `kat` program on the vectors and decide, in ONE function, whether a build is right.
+
+:func:`verdict` is the only place the kat program's output is judged, for the
+run's correctness gate and for ``python -m lab verify`` alike.  A build is
+right when every applicable record of every vectors file passed, some record
+applied, one n-block call equals n single-block calls (the program checks),
+decryption undoes encryption on the checksum chain, and the checksum equals
+the one stored in the cipher's ``cipher.yaml`` (when stored).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from .backends import Completed
+from .backends import Backend, Completed
+from .config import Impl, Target
+
+# Statuses a cell can end with, in the order a report lists them.
+STATUSES = ("ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "crashed", "timeout",
+            "measure_failed", "unreachable")
+FAILED = frozenset(STATUSES) - {"ok", "unavailable"}
 
 
 @dataclass
 class KatOutput:
+    """What one run of the kat program printed."""
+
     unavailable: bool = False  # the implementation reported itself unusable on this CPU (exit 3)
     summary: dict | None = None  # the kat_summary record; None when the program died before it
     fails: list[dict] = field(default_factory=list)  # kat_fail records
-    checksums: dict[int, str] = field(default_factory=dict)  # key bits -> encryption-chain checksum
+    checksums: dict[int, str] = field(default_factory=dict)  # key bits -> checksum of the key-setup/encryption chain
     roundtrip_ok: bool = True  # every checksum chain decrypted back to its start
     error: str | None = None  # why there is no summary (the program's error record, or how it died)
 
@@ -23,10 +40,92 @@ def read_kat(c: Completed) -> KatOutput:
     out.summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
     out.fails = [x for x in lines if x.get("type") == "kat_fail"]
     sums = [x for x in lines if x.get("type") == "kat_checksum"]
-    out.checksums = {x["key_bits"]: x["encrypt_chain_1000"] for x in sums}
+    out.checksums = {int(x["key_bits"]): x["checksum"] for x in sums}
     out.roundtrip_ok = all(x.get("roundtrip_ok", True) for x in sums)
     if out.summary is None and not out.unavailable:
         err = next((x for x in lines if x.get("type") == "error"), None)
         out.error = (err["message"] + (f" ({err['detail']})" if err.get("detail") else "")) if err \
             else c.describe_failure()
     return out
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: str | None
+    files: list[str] = field(default_factory=list)
+    records: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped_key_size: int = 0
+    fails: list[dict] = field(default_factory=list)
+    checksums: dict[int, str] = field(default_factory=dict)
+    roundtrip_ok: bool = True
+    facts: dict | None = None  # block_bytes, ks_bytes, table_bytes, key_bits as the program reports them
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def line(self) -> str:
+        if self.status == "ok":
+            s = f"{self.passed} of {self.records} records passed"
+            return s + (f" ({self.skipped_key_size} skipped: key size not supported)" if self.skipped_key_size else "")
+        return f"{self.status}: {self.reason}"
+
+
+def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, str] | None = None) -> Verdict:
+    """The one judgement of known-answer runs (one per vectors file) of one build."""
+    v = Verdict("ok", None)
+    if not runs:
+        return Verdict("kat_failed", "no known-answer vectors: cannot verify, so not measured")
+    for path, c in runs:
+        out = read_kat(c)
+        if out.unavailable:
+            return Verdict("unavailable", "implementation reports itself unavailable on this CPU")
+        v.files.append(path.name)
+        v.fails += out.fails[:10]
+        v.checksums.update(out.checksums)
+        v.roundtrip_ok &= out.roundtrip_ok
+        if out.summary is None:
+            v.status = "crashed" if c.crashed else ("timeout" if c.timed_out else "kat_failed")
+            v.reason = f"kat on {path.name}: {out.error}"
+            return v
+        s = out.summary
+        v.facts = {k: s[k] for k in ("block_bytes", "ks_bytes", "table_bytes", "key_bits")}
+        v.records += s["records"]
+        v.passed += s["passed"]
+        v.failed += s["failed"]
+        v.skipped_key_size += s["skipped_key_size"]
+    if v.failed:
+        first = v.fails[0] if v.fails else {}
+        where = f" (first: line {first.get('line')} of {v.files[0]}, {first.get('direction')}, " \
+                f"{first.get('key_bits')}-bit key)" if first.get("line") else \
+                (f" ({first.get('reason')})" if first.get("reason") else "")
+        v.status, v.reason = "kat_failed", f"{v.failed} of {v.records} known-answer records failed{where}"
+    elif not v.roundtrip_ok:
+        v.status, v.reason = "kat_failed", "decrypt(encrypt(x)) != x on the checksum chain"
+    elif not v.passed:
+        v.status, v.reason = "kat_failed", "no known-answer record applied to this implementation"
+    else:
+        bad = {k: (want, v.checksums.get(k)) for k, want in (expected_checksums or {}).items()
+               if v.checksums.get(k) not in (None, want)}
+        if bad:
+            k, (want, got) = next(iter(bad.items()))
+            v.status = "checksum_differs"
+            v.reason = f"checksum differs for {k}-bit keys: {got[:16]}... where cipher.yaml has {want[:16]}..."
+    return v
+
+
+def run_kat(backend: Backend, program: Path, impl: Impl, target: Target, timeout: float,
+            files: list[Path] | None = None, env: dict | None = None) -> Verdict:
+    """Runs the kat program of a build on the implementation's vectors files (or `files`) and judges it."""
+    files = list(files) if files is not None else list(impl.vector_files)
+    runs = []
+    for f in files:
+        c = backend.run_program(program, ["--impl", impl.id, "--file", str(Path(f).resolve())], target=target,
+                                timeout=timeout, env=env)
+        runs.append((Path(f), c))
+        if read_kat(c).summary is None:
+            break  # a crash or a missing file: the next file would not tell more
+    return verdict(runs, dict(impl.checksums))

@@ -4,21 +4,18 @@
     >>> aes = native.load("rijndael")                # default implementation, gcc-O3
     >>> ct = aes.encrypt(bytes(16), bytes(16))       # ECB over whole blocks
 
-The cipher's implementations are built into one shared library per
-(cipher, toolchain) under build/native/, rebuilt when a source changes.
+Each implementation is built into a shared library by the one build plan
+(lab/buildplan.py, program "native"), rebuilt when a source changes.
 """
 
 from __future__ import annotations
 
-import hashlib
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
 from cffi import FFI
 
-from .build import COMMON, HARNESS, INCLUDE, effective_flags
-from .config import Lab
+from .config import Impl, Lab
 
 _CDEF = """
 typedef struct cl_impl {
@@ -98,27 +95,18 @@ class NativeCipher:
         return self._run(key, data, True)
 
 
-def _build_library(lab: Lab, cipher_name: str, toolchain: str) -> Path:
-    cipher = lab.cipher(cipher_name)
-    tc = lab.toolchain(toolchain)
-    host = lab.target("host")
-    sources = sorted({s for strat in cipher.spec.implementations for s in cipher.sources(strat)})
-    symbols = " ".join(f"X({cipher.name}_{s})" for s in cipher.spec.implementations)
-    flags = [f for f in effective_flags(tc, host) if f != "-flto"]
-    argv = [tc.cc, *flags, "-fPIC", "-shared", "-I", str(lab.root / INCLUDE), "-I", str(lab.root / HARNESS),
-            f"-DCL_IMPL_LIST={symbols}", str(lab.root / HARNESS / "registry.c"),
-            *(str(lab.root / HARNESS / c) for c in COMMON), *map(str, sources)]
-    h = hashlib.sha256(" ".join(argv).encode())
-    headers = {hdr for s in sources for hdr in s.parent.glob("*.h")}
-    for p in [*sources, *(lab.root / INCLUDE).glob("*.h"), *(lab.root / HARNESS).glob("*.[ch]"), *sorted(headers)]:
-        h.update(Path(p).read_bytes())
-    out = lab.root / "build" / "native" / toolchain / f"libcl_{cipher.name}-{h.hexdigest()[:16]}.so"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        p = subprocess.run([*argv, "-o", str(out)], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise NativeError(f"building {out.name} with {toolchain} failed:\n{p.stderr[-2000:]}")
-    return out
+def _build_library(lab: Lab, impl: Impl, toolchain: str) -> Path:
+    """The implementation as a shared library, built by the one build plan (program "native", host only)."""
+    from .backends.host import HostBackend
+    from .build import Builder
+
+    r = Builder(lab.root, lab.root / "build", HostBackend(lab.root)).build_one(
+        impl, lab.toolchain(toolchain), lab.target("host"), "native")
+    if r.missing:
+        raise NativeError(f"compiler {r.missing} not found (toolchain {toolchain})")
+    if not r.ok:
+        raise NativeError(f"building {impl.id} with {toolchain} failed: {r.failure}\n{r.log[-2000:]}")
+    return r.program
 
 
 @lru_cache(maxsize=None)
@@ -130,17 +118,16 @@ def load(cipher: str, impl: str | None = None, toolchain: str = "gcc-O3", lab: L
     """The implementation `impl` (default: the cipher's default) of `cipher`, built with `toolchain`."""
     lab = lab or Lab()
     c = lab.cipher(cipher)
-    strategy = impl or c.default_impl
-    c.impl(strategy)
-    lib = _open(str(_build_library(lab, cipher, toolchain)))
-    ptr = lib.cl_find_impl(f"{cipher}/{strategy}".encode())
+    im = c.impl(impl or c.default_impl)
+    lib = _open(str(_build_library(lab, im, toolchain)))
+    ptr = lib.cl_find_impl(im.id.encode())
     if ptr == _ffi.NULL:
-        raise NativeError(f"{cipher}/{strategy} is not in the library")
+        raise NativeError(f"{im.id} is not in the library")
     if not lib.cl_impl_available(ptr):
-        raise NativeError(f"{cipher}/{strategy} is unavailable on this CPU")
-    return NativeCipher(lib, ptr, f"{cipher}/{strategy}", toolchain)
+        raise NativeError(f"{im.id} is unavailable on this CPU")
+    return NativeCipher(lib, ptr, im.id, toolchain)
 
 
-def implementations(cipher: str, lab: Lab | None = None) -> list[str]:
+def implementations(cipher: str, lab: Lab | None = None, peers: bool = False) -> list[str]:
     lab = lab or Lab()
-    return list(lab.cipher(cipher).spec.implementations)
+    return [i.name for i in lab.cipher(cipher).impls.values() if peers or i.impl_class != "peer"]

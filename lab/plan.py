@@ -1,30 +1,72 @@
-"""Expand a matrix (axes + include/exclude rules) into cells, in one place."""
+"""config -> plan: expand a matrix (axes + include/exclude rules) into typed cells, in one place.
+
+A :class:`Cell` carries everything the later stages need — the resolved
+implementation, toolchain, target, key sizes, the sampling settings for its
+cipher — so nothing downstream looks anything up in the configuration again.
+Cells that cannot exist (an implementation for another CPU, a compiler family
+the target lacks, a flag the target cannot serve) are planned with their
+reason and recorded as ``unavailable`` without being built.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
 
-from .config import Cipher, ConfigError, Lab, MatrixFile, Rule
+from .config import Impl, Lab, MatrixFile, Profile, Target, Toolchain
+from .errors import ConfigError, unknown_name
+from .schema import Rule, Sampling
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, eq=False)
 class Cell:
-    """One (cipher x implementation x toolchain x target) measurement."""
+    """One (implementation x toolchain x target) measurement, fully resolved."""
 
-    cipher: str
-    implementation: str  # strategy name
-    toolchain: str
-    target: str
+    impl: Impl
+    toolchain: Toolchain
+    target: Target
     key_sizes: tuple[int, ...]
-
-    @property
-    def impl_name(self) -> str:
-        return f"{self.cipher}/{self.implementation}"
+    profile: Profile
+    machine: str | None = None  # an SSH host's name; None: the machine the lab runs on
+    unavailable: str | None = None  # why this cell cannot exist, decided from data alone
 
     @property
     def id(self) -> str:
-        return f"{self.cipher}/{self.implementation}@{self.toolchain}@{self.target}"
+        return f"{self.impl.id}@{self.toolchain.name}@{self.target.name}" + (f"@{self.machine}" if self.machine else "")
+
+    @property
+    def sampling(self) -> Sampling:
+        return self.profile.sampling_for(self.impl.cipher)
+
+    @property
+    def cycle_key_sizes(self) -> tuple[int, ...]:
+        sizes = tuple(k for k in self.profile.cycles.key_sizes if k in self.key_sizes)
+        return sizes or self.key_sizes[:1]
+
+    def sort_key(self) -> tuple:
+        return (self.machine or "", self.target.name, self.toolchain.name, self.impl.cipher, self.impl.name)
+
+    def with_machine(self, machine: str | None, target: Target) -> "Cell":
+        c = Cell(self.impl, self.toolchain, target, self.key_sizes, self.profile, machine, None)
+        return Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, machine, unavailable_reason(c))
+
+
+def unavailable_reason(cell: Cell) -> str | None:
+    """Why a cell cannot be built or run at all, from the data of its implementation, toolchain and target."""
+    impl, tc, tg = cell.impl, cell.toolchain, cell.target
+    if not impl.runs_on(tg.arch):
+        return f"implementation runs on {', '.join(impl.arch)}, not {tg.arch}"
+    if tc.targets is not None and tg.name not in tc.targets:
+        return f"toolchain {tc.name} builds for {', '.join(tc.targets)} only"
+    if tc.family not in tg.families:
+        return f"target {tg.name} has no {tc.family} toolchain"
+    bad = tg.unsupported_flags.get(tc.family, {})  # type: ignore[call-overload]
+    used = [f for f in (*tc.flags, *tc.ldflags) if f in bad]
+    if used:
+        return f"{tc.family} {used[0]} on {tg.name}: {bad[used[0]]}"
+    if impl.peer and tg.runner != "native":
+        return f"peer library {impl.peer.display} is the build machine's; {tg.name} is emulated"
+    return None
 
 
 def _matches(sel, value: str) -> bool:
@@ -43,56 +85,74 @@ def rule_matches(rule: Rule, cipher: str, impl: str, toolchain: str, target: str
     )
 
 
-def _key_sizes(cipher: Cipher, wanted) -> tuple[int, ...]:
-    own = tuple(cipher.spec.key_bits)
+def _key_sizes(impl: Impl, wanted) -> tuple[int, ...]:
+    own = tuple(impl.key_bits)
     if wanted == "all":
         return own
     both = tuple(k for k in own if k in wanted)
     return both or own  # a cipher with none of the wanted sizes (DES) keeps its own
 
 
-def _strategies(cipher: Cipher, implementations) -> list[str]:
-    if implementations == "default":
-        return [cipher.default_impl]
-    if implementations == "all":
-        return list(cipher.spec.implementations)
+def _implementations(lab: Lab, cipher: str, selection, source: str) -> list[Impl]:
+    c = lab.cipher(cipher)
+    if selection == "default":
+        return [c.impls[c.default_impl]]
+    if selection == "ours":
+        return c.ours()
+    if selection == "peers":
+        return [c.impls[c.default_impl], *c.peers()]
+    if selection == "all":
+        return list(c.impls.values())
     picked = []
-    for name in implementations:
-        c, _, s = name.partition("/")
-        if c == cipher.name:
-            if s not in cipher.spec.implementations:
-                raise ConfigError("matrix.yaml", "implementations", f"'{name}' is not an implementation.",
-                                  f"use one of {[f'{c}/{k}' for k in cipher.spec.implementations]}")
-            picked.append(s)
-    return picked or [cipher.default_impl]
+    for name in selection:
+        cname, _, iname = name.partition("/")
+        if cname not in lab.ciphers:
+            raise ConfigError(source, "implementations", f"'{name}': {unknown_name('cipher', cname, lab.ciphers)}",
+                              "write cipher/implementation")
+        if cname == cipher:
+            if iname not in c.impls:
+                raise ConfigError(source, "implementations", f"'{name}' is not an implementation.",
+                                  unknown_name("implementation", iname, c.impls).args[0].split(": ", 1)[1])
+            picked.append(c.impls[iname])
+    return picked or [c.impls[c.default_impl]]
 
 
-def expand(lab: Lab, m: MatrixFile) -> list[Cell]:
+def expand(lab: Lab, m: MatrixFile, source: str = "matrix.yaml") -> list[Cell]:
     """Product of the axes, minus excluded cells, plus included ones (deduplicated, sorted)."""
+    profile = lab.profile(m.profile)
     cipher_names = lab.cipher_names() if m.ciphers == "all" else list(m.ciphers)
-    ciphers = {n: lab.cipher(n) for n in cipher_names}
     cells: dict[str, Cell] = {}
-    for cname, cipher in ciphers.items():
-        for strategy in _strategies(cipher, m.implementations):
+
+    def add(impl: Impl, tc: str, tg: str) -> None:
+        c = Cell(impl, lab.toolchain(tc), lab.target(tg), _key_sizes(impl, m.key_sizes), profile)
+        c = Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, None, unavailable_reason(c))
+        cells[c.id] = c
+
+    for cname in cipher_names:
+        for impl in _implementations(lab, cname, m.implementations, source):
             for tc in m.toolchains:
                 for tg in m.targets:
-                    if any(rule_matches(r, cname, strategy, tc, tg) for r in m.exclude):
-                        continue
-                    cell = Cell(cname, strategy, tc, tg, _key_sizes(cipher, m.key_sizes))
-                    cells[cell.id] = cell
+                    if not any(rule_matches(r, cname, impl.name, tc, tg) for r in m.exclude):
+                        add(impl, tc, tg)
     # include rules add cells over every known value of the axes they leave open
     for rule in m.include:
         for cname in lab.cipher_names():
             if not _matches(rule.cipher, cname):
                 continue
-            cipher = ciphers.get(cname) or lab.cipher(cname)
-            for strategy in cipher.spec.implementations:
-                if rule.implementation is None and rule.cipher is not None:
-                    if strategy != cipher.default_impl:
-                        continue
+            cipher = lab.cipher(cname)
+            for impl in cipher.impls.values():
+                if rule.implementation is None and rule.cipher is not None and not impl.default:
+                    continue
                 for tc in m.toolchains if rule.toolchain is None else lab.toolchain_names():
                     for tg in m.targets if rule.target is None else lab.target_names():
-                        if rule_matches(rule, cname, strategy, tc, tg):
-                            cell = Cell(cname, strategy, tc, tg, _key_sizes(cipher, m.key_sizes))
-                            cells[cell.id] = cell
-    return sorted(cells.values())
+                        if rule_matches(rule, cname, impl.name, tc, tg):
+                            add(impl, tc, tg)
+    return sorted(cells.values(), key=Cell.sort_key)
+
+
+def narrowed(m: MatrixFile, **options) -> MatrixFile:
+    """The matrix with the axes a command line named replaced (None/empty: keep the matrix's)."""
+    upd = {k: v for k, v in options.items() if v not in (None, "", [])}
+    if upd.get("backend", m.backend) == "container" and not options.get("targets") and m.container_targets:
+        upd["targets"] = list(m.container_targets)
+    return m.model_copy(update=upd)

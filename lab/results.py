@@ -1,59 +1,228 @@
-"""Versioned result records, and their tidy (long-format) DataFrame.
+"""record: the typed cell record, its only writer and reader, and the tidy (long-format) DataFrame.
 
-A run is a folder ``results/<run-id>/`` with
+Results are stored per machine, as asv does, so runs of several machines merge
+by copying folders::
 
-* ``run.json``    metadata stored once for the run (format version, machine,
-                  profile, matrix, toolchains with compiler versions, targets,
-                  git revision, backend);
-* ``cells.jsonl`` one JSON record per cell, appended as soon as the cell is
-                  done, so an interrupted run keeps every finished cell.
+    results/<machine>/<run-id>/run.json       metadata stored once (format version, machine, profile,
+                                               matrix, toolchains with compiler versions, targets, git, plan)
+    results/<machine>/<run-id>/cells.jsonl    one CellRecord per line, appended as each cell ends
 
 Format history (``version``):
-  1  first version (2026-11): cells with build/kat/timing/cycles raw data.
+  1  2026-11: cells as untyped dicts; one timing record of N long samples per key size, single-call
+     cycle deltas (still read: converted on load, see _from_v1).
+  2  2026-11: typed records (this module's models; unknown or missing fields are errors); raw samples
+     per measuring process; impl_class; machine; measurement settings, stop reason and system state.
 
-:func:`load` turns runs into one row per measured quantity; the columns are
-documented in :data:`COLUMNS` (and in the README).
+:func:`load` turns runs into one row per measured quantity (:data:`COLUMNS`).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import secrets
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Literal
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import stats
+from .errors import RunError, UserError
+from .kat import STATUSES
+from .quantities import Quantity, cycle_quantities, timing_quantities
 
 FORMAT = "cipherlab-results"
-VERSION = 1
+VERSION = 2
+Status = Literal["ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "crashed", "timeout",
+                 "measure_failed", "unreachable"]
+assert set(Status.__args__) == set(STATUSES)  # type: ignore[attr-defined]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BuildInfo(Model):
+    compiler: str
+    compiler_version: str
+    cflags: list[str]
+    ldflags: list[str]
+    code_bytes: dict[str, int]
+    cached: bool
+    log: str | None = None
+
+
+class ImplFacts(Model):
+    block_bytes: int
+    ks_bytes: int
+    table_bytes: int
+    key_bits: list[int]
+
+
+class KatInfo(Model):
+    files: list[str]
+    records: int
+    passed: int
+    failed: int
+    skipped_key_size: int
+    fails: list[dict[str, Any]]
+    checksums: dict[int, str]
+    roundtrip_ok: bool
+
+
+class TimingOp(Model):
+    per_sample: int  # blocks (encrypt, decrypt) or key pairs (key_setup) in one sample
+    ns: list[int]
+
+
+class TimingProcess(Model):
+    started: float  # time.time() when the process started
+    seconds: float
+    key_sizes: dict[int, dict[Literal["encrypt", "decrypt", "key_setup"], TimingOp]]
+
+
+class CycleOp(Model):
+    key_size: int
+    op: Literal["null", "ekey", "dkey", "init", "encrypt", "decrypt"]
+    n: int
+    calls: int
+    counter: str
+    unit: str
+    deltas: list[int]
+
+
+class CyclesProcess(Model):
+    started: float
+    seconds: float
+    ticks_per_second: float | None
+    ops: list[CycleOp]
+
+
+class Measurement(Model):
+    timer: str
+    blocks_per_call: int
+    counter: str | None
+    unit: str | None
+    timing: list[TimingProcess]
+    cycles: list[CyclesProcess]
+    estimator: str
+    confidence: float
+    precision_target: float | None
+    stopped: Literal["precision", "max_processes", "budget", "emulated", "single"]
+    seconds: float
+    cpu: int | None
+    system: dict[str, float | int]
+
+
+class IcountInfo(Model):
+    counter: str
+    unit: str
+    emulator: str
+    ops: list[CycleOp]
+
+
+class CellRecord(Model):
+    """One cell: what was built, whether it is right, and every raw sample it was measured by."""
+
+    cell: str
+    cipher: str
+    implementation: str
+    impl_class: Literal["portable", "simd", "hardware", "peer"]
+    display: str
+    label: str
+    round1: bool
+    block_bits: int
+    key_sizes: list[int]
+    toolchain: str
+    target: str
+    emulated: bool
+    machine: str
+    status: Status
+    reason: str | None
+    seconds: float
+    stages: dict[str, float]
+    impl: dict[str, Any]
+    image_id: str | None = None
+    build: BuildInfo | None = None
+    impl_facts: ImplFacts | None = None
+    kat: KatInfo | None = None
+    measurement: Measurement | None = None
+    icount: IcountInfo | None = None
+    icount_note: str | None = None
+
+
+class RunMeta(Model):
+    format: Literal["cipherlab-results"]
+    version: int
+    run_id: str
+    machine_id: str
+    status: Literal["running", "interrupted", "finished"]
+    started: str
+    finished: str | None = None
+    resumed: list[str] = []
+    machine: dict[str, Any]
+    git: dict[str, Any]
+    profile: dict[str, Any]
+    matrix: dict[str, Any]
+    backend: dict[str, Any]
+    toolchains: dict[str, Any]
+    targets: dict[str, Any]
+    cells_planned: list[str]
+    fingerprint: dict[str, str]  # what a resume must find unchanged: compilers and sources per cell
+    system: dict[str, Any] = {}
+    status_counts: dict[str, int] = {}
+    tsc_hz_measured: float | None = None
+    lab_version: str = ""
+    tag: str = ""
+    options: dict[str, Any] = {}
+
 
 COLUMNS = {
-    "run_id": "the run's folder name under results/",
+    "run_id": "the run's folder name",
+    "machine": "the machine that measured (results/<machine>/)",
     "cell": "cipher/implementation@toolchain@target",
     "cipher": "cipher folder name (rijndael, rc6, ...)",
     "display": "cipher name as in NIST's tables",
-    "implementation": "strategy name (ttable, ref, ...)",
+    "implementation": "implementation name (ttable, ref, ...; a peer library's name for peers)",
+    "impl_class": "portable, simd, hardware or peer (NIST-comparable rankings use portable only)",
+    "code": "what code runs: portable, asm, simd or hardware (a peer's own kind; ours: its class)",
+    "default": "True for the cipher's default implementation (None in format-1 results)",
     "label": "row label for tables (display, or e.g. DFC-64)",
     "round1": "True for the 15 AES round-1 candidates",
-    "block_bits": "block size in bits, as the implementation reports it",
+    "block_bits": "block size in bits",
     "toolchain": "compiler profile name (toolchains/<name>.yaml)",
     "target": "target name (targets/<name>.yaml)",
     "emulated": "True when the binary ran under an emulator (never ranked with hardware)",
-    "status": "cell status: ok, build_failed, kat_failed, crashed, timeout, unavailable, measure_failed",
+    "status": "cell status: " + ", ".join(STATUSES),
     "metric": "what was measured (see METRICS)",
     "key_size": "key size in bits (NaN for per-implementation facts)",
     "n_blocks": "blocks per call for per-block cycle metrics (NaN otherwise)",
-    "unit": "unit of value/median/std/min/max",
-    "value": "NIST value: mean of the samples within 3 sd of the median, in unit",
-    "median": "median, in unit",
-    "std": "standard deviation of all samples, in unit",
-    "min": "smallest sample, in unit",
-    "max": "largest sample, in unit",
+    "unit": "unit of the numbers of this row",
+    "estimate": "headline estimate (see estimator): what rankings, charts and comparisons use",
+    "ci_low": "lower end of the estimate's confidence interval",
+    "ci_high": "upper end of the estimate's confidence interval",
+    "estimator": "min (best case over processes), median (typical process), exact (instruction counts), fact",
+    "processes": "measuring processes behind the estimate",
+    "precision": "relative half-width of the interval reached",
+    "precision_target": "the profile's target relative half-width",
+    "precision_met": "True when precision <= precision_target",
+    "below_resolution": "True when the quantity is indistinguishable from the empty-call overhead",
+    "bound": "for values below the counter's resolution: the upper bound (one counter step per unit)",
+    "value": "NIST value: mean of the samples within 3 sd of their median (all processes)",
+    "median": "median of all samples",
+    "std": "standard deviation of all samples",
+    "min": "smallest sample (for speeds: the slowest sample's rate)",
+    "max": "largest sample (for speeds: the fastest sample's rate)",
     "n": "samples kept for value",
     "n_total": "samples taken",
-    "counter": "timer or cycle counter used (clock-monotonic, x86-tsc-lfence, ...)",
+    "counter": "timer or cycle counter used (clock-monotonic, x86-tsc-lfence, qemu-insn-region, ...)",
+    "per_process": "each process's minimum cost behind the estimate (ns per block or key pair for speeds, counter "
+                   "units otherwise); comparisons test these",
+    "steal_fraction": "CPU steal time / CPU time on the measuring CPU while the cell was measured",
     "compiler": "compiler executable",
     "compiler_version": "first line of the compiler's --version",
     "cflags": "exact compiler flags, space separated",
@@ -71,7 +240,7 @@ METRICS = {
     "init": "counter units per cipherInit, overhead subtracted",
     "encrypt_per_block": "counter units per block encrypting n_blocks in one call, overhead subtracted",
     "decrypt_per_block": "counter units per block decrypting n_blocks in one call, overhead subtracted",
-    "null_overhead": "counter units of an empty call (Lipmaa's null function)",
+    "null_overhead": "counter units of an empty call between two counter reads (subtracted once per sample)",
     "insn_ekey, insn_dkey, insn_init, insn_encrypt_per_block, insn_decrypt_per_block, insn_null_overhead":
         "the same quantities in guest instructions, counted by qemu-user + the icount plugin (deterministic)",
     "table_bytes": "static table bytes of the implementation",
@@ -82,171 +251,344 @@ METRICS = {
 }
 
 
-def new_run_id(tag: str) -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + (f"-{tag}" if tag else "")
+# ------------------------------------------------------------------ writing
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run_id(tag: str = "") -> str:
+    """A run id that never collides: UTC time, the tag, and 24 random bits."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + (f"-{tag}" if tag else "") + \
+        f"-{secrets.token_hex(3)}"
 
 
 class RunWriter:
-    """Writes one run folder; cells are appended and flushed one by one."""
+    """Writes one run folder; cells are appended, flushed and synced one by one."""
 
-    def __init__(self, results_dir: Path, run_id: str, meta: dict):
-        self.dir = Path(results_dir) / run_id
-        self.dir.mkdir(parents=True, exist_ok=False)
-        self.meta = {"format": FORMAT, "version": VERSION, "run_id": run_id,
-                     "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), **meta}
-        self._write_meta()
-        self._cells = open(self.dir / "cells.jsonl", "a")
+    def __init__(self, run_dir: Path, meta: RunMeta):
+        self.dir = Path(run_dir)
+        self.meta = meta
+        self._cells = None
 
-    def _write_meta(self) -> None:
+    @classmethod
+    def create(cls, results_dir: Path, meta: dict, tag: str = "") -> "RunWriter":
+        machine = meta["machine_id"]
+        for _ in range(10):
+            run_id = new_run_id(tag)
+            d = Path(results_dir) / machine / run_id
+            try:
+                d.mkdir(parents=True, exist_ok=False)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise RunError(f"cannot create the results folder {d}: {e.strerror}. Fix: free space or make "
+                               f"{results_dir} writable") from None
+        else:  # pragma: no cover - 10 collisions of 24 random bits
+            raise RunError(f"could not find a free run id under {results_dir}")
+        m = RunMeta(format=FORMAT, version=VERSION, run_id=run_id, status="running", started=now_iso(),
+                    tag=tag, **meta)
+        w = cls(d, m)
+        w.write_meta()
+        return w
+
+    @classmethod
+    def reopen(cls, run_dir: Path) -> "RunWriter":
+        """For --resume: the run's metadata, with a truncated last cell line dropped (with a warning)."""
+        meta, _cells = read_run(run_dir, repair=True)
+        if meta.version != VERSION:
+            raise RunError(f"{run_dir} was written by format version {meta.version}; only version {VERSION} runs "
+                           "can be resumed")
+        w = cls(run_dir, meta)
+        w.meta.resumed.append(now_iso())
+        w.meta.status = "running"
+        w.write_meta()
+        return w
+
+    def write_meta(self) -> None:
         tmp = self.dir / "run.json.tmp"
-        tmp.write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
-        tmp.replace(self.dir / "run.json")
+        try:
+            tmp.write_text(self.meta.model_dump_json(indent=2) + "\n")
+            tmp.replace(self.dir / "run.json")
+        except OSError as e:
+            raise RunError(f"cannot write {self.dir / 'run.json'}: {e.strerror}. Nothing already recorded is lost; "
+                           "fix the disk and resume with --resume") from None
 
-    def add_cell(self, record: dict) -> None:
-        self._cells.write(json.dumps(record, sort_keys=True) + "\n")
-        self._cells.flush()
+    def add_cell(self, record: CellRecord) -> None:
+        line = record.model_dump_json() + "\n"
+        try:
+            if self._cells is None:
+                self._cells = open(self.dir / "cells.jsonl", "a")
+            self._cells.write(line)
+            self._cells.flush()
+            os.fsync(self._cells.fileno())
+        except OSError as e:
+            raise RunError(f"cannot write {self.dir / 'cells.jsonl'}: {e.strerror}. The cells recorded so far are "
+                           f"kept; fix the disk and finish the run with --resume {self.meta.run_id}") from None
 
-    def close(self, **extra) -> None:
-        self._cells.close()
-        self.meta.update(extra)
-        self.meta["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self._write_meta()
+    def close(self, status: str = "finished", **extra) -> None:
+        if self._cells is not None:
+            try:
+                self._cells.close()
+            except OSError:
+                pass
+            self._cells = None
+        self.meta = self.meta.model_copy(update={"status": status, **extra})
+        if status == "finished":
+            self.meta.finished = now_iso()
+        self.write_meta()
 
 
 # ------------------------------------------------------------------ reading
-def read_run(run_dir: Path) -> tuple[dict, list[dict]]:
+def _from_v1(meta: dict, cell: dict) -> dict:
+    """A version-1 cell dict in version-2 form (long samples become one process)."""
+    c = dict(cell)
+    timing = c.pop("timing", None) or []
+    cycles = c.pop("cycles", None) or {}
+    c.pop("icount_note", None)
+    icount = c.pop("icount", None)
+    kat = c.get("kat") or None
+    if kat:
+        kat = {k: kat.get(k, d) for k, d in (("files", []), ("records", 0), ("passed", 0), ("failed", 0),
+                                             ("skipped_key_size", 0), ("fails", []), ("checksums", {}),
+                                             ("roundtrip_ok", True))}
+    build = c.get("build")
+    if build:
+        build = {"compiler": build.get("compiler", ""), "compiler_version": build.get("compiler_version") or "",
+                 "cflags": build.get("cflags", []), "ldflags": [], "code_bytes": build.get("code_bytes") or {},
+                 "cached": bool(build.get("cached")), "log": build.get("log")}
+    facts = c.get("impl_facts")
+    out = {
+        "cell": c["cell"], "cipher": c["cipher"], "implementation": c["implementation"],
+        "impl_class": "hardware" if c["implementation"] == "aesni" else "portable",
+        "display": c.get("display", c["cipher"]), "label": c.get("label") or c.get("display", c["cipher"]),
+        "round1": bool(c.get("round1", False)), "block_bits": 8 * (facts or {}).get("block_bytes", 16),
+        "key_sizes": c.get("key_sizes", []), "toolchain": c["toolchain"], "target": c["target"],
+        "emulated": bool(c.get("emulated", False)), "machine": meta.get("machine", {}).get("hostname", "unknown"),
+        "status": c["status"], "reason": c.get("reason"), "seconds": float(c.get("seconds") or 0.0), "stages": {},
+        "impl": {}, "image_id": c.get("image_id"), "build": build, "impl_facts": facts, "kat": kat,
+        "icount_note": cell.get("icount_note"),
+    }
+    if timing:
+        proc = {"started": 0.0, "seconds": 0.0, "key_sizes": {}}
+        for rec in timing:
+            proc["key_sizes"][rec["key_size"]] = {
+                "encrypt": {"per_sample": rec["blocks"], "ns": rec["encrypt"]},
+                "decrypt": {"per_sample": rec["blocks"], "ns": rec["decrypt"]},
+                "key_setup": {"per_sample": rec["key_pairs"], "ns": rec["key_setup"]}}
+        ops = [{"key_size": o["key_size"], "op": o["op"], "n": o["n"], "calls": 1, "counter": o["counter"],
+                "unit": o["unit"], "deltas": o["deltas"]} for o in cycles.get("ops") or []]
+        counter = cycles.get("counter") or {}
+        out["measurement"] = {
+            "timer": timing[0].get("timer", "clock-monotonic"), "blocks_per_call": timing[0].get("blocks_per_call", 1),
+            "counter": counter.get("counter"), "unit": counter.get("unit"), "timing": [proc],
+            "cycles": [{"started": 0.0, "seconds": 0.0, "ticks_per_second": counter.get("ticks_per_second"),
+                        "ops": ops}] if ops else [],
+            "estimator": "min", "confidence": 0.95, "precision_target": None, "stopped": "single", "seconds": 0.0,
+            "cpu": None, "system": {}}
+    if icount:
+        out["icount"] = {"counter": icount["counter"], "unit": icount["unit"], "emulator": icount.get("emulator", ""),
+                         "ops": [{"key_size": o["key_size"], "op": o["op"], "n": o["n"], "calls": 1,
+                                  "counter": o["counter"], "unit": o["unit"], "deltas": o["deltas"]}
+                                 for o in icount["ops"]]}
+    return out
+
+
+def _meta_from_v1(meta: dict, run_dir: Path) -> dict:
+    return {"format": FORMAT, "version": 1, "run_id": meta["run_id"],
+            "machine_id": meta.get("machine", {}).get("hostname", "unknown"),
+            "status": "finished" if meta.get("finished") else "interrupted", "started": meta.get("started", ""),
+            "finished": meta.get("finished"), "machine": meta.get("machine", {}), "git": meta.get("git") or {},
+            "profile": meta.get("profile", {}), "matrix": meta.get("matrix", {}), "backend": meta.get("backend", {}),
+            "toolchains": meta.get("toolchains", {}), "targets": meta.get("targets", {}),
+            "cells_planned": meta.get("cells_planned", []), "fingerprint": {},
+            "status_counts": meta.get("status_counts") or {}, "tsc_hz_measured": meta.get("tsc_hz_measured")}
+
+
+def read_run(run_dir: Path, repair: bool = False) -> tuple[RunMeta, list[CellRecord]]:
+    """A run's metadata and cell records (format 1 or 2).  A truncated last line (a kill during a write)
+    is dropped with a warning (and cut from the file when repair); a malformed record is an error."""
     run_dir = Path(run_dir)
-    meta = json.loads((run_dir / "run.json").read_text())
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{run_dir}/run.json: not a cipherlab results file")
-    if meta.get("version", 0) > VERSION:
-        raise ValueError(f"{run_dir}/run.json: format version {meta['version']} is newer than this lab ({VERSION})")
-    cells = []
+    try:
+        raw = json.loads((run_dir / "run.json").read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UserError(f"{run_dir}/run.json: cannot be read ({e}). Fix: name a run folder written by the lab") \
+            from None
+    if raw.get("format") != FORMAT:
+        raise UserError(f"{run_dir}/run.json: not a cipherlab results file")
+    version = raw.get("version", 0)
+    if version > VERSION:
+        raise UserError(f"{run_dir}/run.json: format version {version} is newer than this lab ({VERSION}); "
+                        "update the lab")
+    try:
+        meta = RunMeta.model_validate(raw if version == VERSION else _meta_from_v1(raw, run_dir))
+    except ValidationError as e:
+        raise UserError(f"{run_dir}/run.json: {_first_problem(e)}") from None
+    cells: list[CellRecord] = []
     path = run_dir / "cells.jsonl"
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                try:
-                    cells.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue  # a line cut by an interrupted run
+    if not path.exists():
+        return meta, cells
+    text = path.read_text()
+    lines = text.split("\n")
+    complete, tail = lines[:-1], lines[-1]
+    if tail.strip():  # no newline at the end: the last write was cut short
+        warnings.warn(f"{path}: the last line is truncated (a kill during a write?); dropped", stacklevel=2)
+        if repair:
+            path.write_text("".join(line + "\n" for line in complete))
+    seen: set[str] = set()
+    for i, line in enumerate(complete, 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            rec = CellRecord.model_validate(d if version == VERSION else _from_v1(raw, d))
+        except json.JSONDecodeError:
+            if i == len(complete):
+                warnings.warn(f"{path}: line {i} is not complete JSON; dropped", stacklevel=2)
+                if repair:
+                    path.write_text("".join(x + "\n" for x in complete[:-1]))
+                continue
+            raise UserError(f"{path}: line {i} is not JSON. Fix: restore the file or remove that line") from None
+        except ValidationError as e:
+            raise UserError(f"{path}: line {i}: {_first_problem(e)}") from None
+        if rec.cell in seen:
+            raise UserError(f"{path}: cell {rec.cell} is recorded twice (line {i})")
+        seen.add(rec.cell)
+        cells.append(rec)
     return meta, cells
 
 
+def _first_problem(e: ValidationError) -> str:
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    kind = "unknown field" if err["type"] == "extra_forbidden" else \
+        "missing field" if err["type"] == "missing" else err["msg"]
+    return f"{kind} '{where}'"
+
+
 def run_dirs(results_dir: Path) -> list[Path]:
-    return sorted(p.parent for p in Path(results_dir).glob("*/run.json"))
+    """Every run folder: results/<machine>/<run-id>/ (and version-1 folders results/<run-id>/)."""
+    results_dir = Path(results_dir)
+    found = [p.parent for p in results_dir.glob("*/*/run.json")] + [p.parent for p in results_dir.glob("*/run.json")]
+    return sorted(found, key=lambda p: (p.name, str(p)))
 
 
 def resolve_runs(results_dir: Path, runs: Iterable[str | Path] | str | Path | None) -> list[Path]:
-    """Run folders named by id or path; None = the latest run; 'all' = every run."""
+    """Run folders named by id (any machine), machine/id, or path; None = the latest run; 'all' = every run."""
     results_dir = Path(results_dir)
     if runs is None or runs == "latest":
         all_runs = run_dirs(results_dir)
         if not all_runs:
-            raise FileNotFoundError(f"no runs under {results_dir}; run `invoke matrix.run` first")
+            raise UserError(f"no runs under {results_dir}; run `invoke matrix.run` first")
         return [all_runs[-1]]
     if runs == "all":
         return run_dirs(results_dir)
     if isinstance(runs, (str, Path)):
         runs = [runs]
     out = []
+    known = run_dirs(results_dir)
     for r in runs:
         p = Path(r)
-        if not (p / "run.json").exists():
-            p = results_dir / str(r)
-        if not (p / "run.json").exists():
-            raise FileNotFoundError(f"no run '{r}' (looked for {p}/run.json)")
-        out.append(p)
+        if (p / "run.json").exists():
+            out.append(p)
+            continue
+        matches = [d for d in known if d.name == str(r) or str(d).endswith("/" + str(r))]
+        if not matches:
+            from .errors import did_you_mean
+            raise UserError(f"no run '{r}' under {results_dir}: {did_you_mean(str(r), [d.name for d in known])}")
+        if len(matches) > 1:
+            raise UserError(f"run id '{r}' exists for several machines: {[str(m) for m in matches]}; "
+                            "name it as MACHINE/RUN_ID")
+        out.append(matches[0])
     return out
 
 
-def _base(meta: dict, cell: dict) -> dict:
-    tc = meta.get("toolchains", {}).get(cell["toolchain"], {})
-    build = cell.get("build") or {}
+# --------------------------------------------------------------- DataFrame
+def _base(meta: RunMeta, c: CellRecord) -> dict:
+    build = c.build
+    m = c.measurement
     return {
-        "run_id": meta["run_id"],
-        "cell": cell["cell"],
-        "cipher": cell["cipher"],
-        "display": cell.get("display", cell["cipher"]),
-        "implementation": cell["implementation"],
-        "label": cell.get("label") or cell.get("display", cell["cipher"]),
-        "round1": cell.get("round1", False),
-        "block_bits": 8 * (cell.get("impl_facts") or {}).get("block_bytes", 0) or None,
-        "toolchain": cell["toolchain"],
-        "target": cell["target"],
-        "emulated": cell.get("emulated", False),
-        "status": cell["status"],
-        "compiler": build.get("compiler"),
-        "compiler_version": build.get("compiler_version") or tc.get("version"),
-        "cflags": " ".join(build.get("cflags", [])),
-        "profile": meta.get("profile", {}).get("name"),
-        "host": meta.get("machine", {}).get("hostname"),
-        "cpu_model": meta.get("machine", {}).get("cpu_model"),
+        "run_id": meta.run_id, "machine": c.machine, "cell": c.cell, "cipher": c.cipher, "display": c.display,
+        "implementation": c.implementation, "impl_class": c.impl_class,
+        "code": (c.impl.get("peer") or {}).get("code", c.impl_class), "default": c.impl.get("default"),
+        "label": c.label, "round1": c.round1,
+        "block_bits": c.block_bits, "toolchain": c.toolchain, "target": c.target, "emulated": c.emulated,
+        "status": c.status,
+        "steal_fraction": m.system.get("steal_fraction") if m else None,
+        "compiler": build.compiler if build else None,
+        "compiler_version": (build.compiler_version if build else None) or
+        meta.toolchains.get(c.toolchain, {}).get("version"),
+        "cflags": " ".join(build.cflags) if build else "",
+        "profile": meta.profile.get("name"), "host": meta.machine.get("hostname"),
+        "cpu_model": meta.machine.get("cpu_model"),
     }
 
 
-def _row(base: dict, metric: str, unit: str, s: stats.Summary | None, *, key_size=None, n_blocks=None,
-         counter=None, value=None) -> dict:
-    row = {**base, "metric": metric, "key_size": key_size, "n_blocks": n_blocks, "unit": unit, "counter": counter}
-    if s is not None:
-        row.update(value=s.value, median=s.median, std=s.std, min=s.minimum, max=s.maximum, n=s.n, n_total=s.n_total)
-    else:
-        row.update(value=value, median=value, std=0.0, min=value, max=value, n=1, n_total=1)
+def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
+    return {**base, "metric": metric, "unit": unit, "estimate": value, "ci_low": value, "ci_high": value,
+            "estimator": "fact", "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
+            "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
+            "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None}
+
+
+def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, target: float | None,
+                 exact: bool = False) -> dict:
+    """One measured quantity as a row: headline estimate + interval, NIST's value, spread."""
+    est = stats.estimate(q.per_process, "min" if exact else estimator, confidence)
+    nist = stats.nist_summary(q.samples)
+    lo, hi, med, mn, mx, sd = nist.value, nist.value, nist.median, nist.minimum, nist.maximum, nist.std
+    value = nist.value
+    below = q.below_resolution or (not exact and q.metric.endswith(("ekey", "dkey", "init", "per_block"))
+                                   and est.estimate <= 0)
+    if q.rate_work is not None:  # a speed: reduce the costs, then convert (NIST converted its mean time)
+        est = est.inverted(q.rate_work)
+        value, med = q.rate_work / nist.value, q.rate_work / nist.median
+        mn, mx = q.rate_work / nist.maximum, q.rate_work / nist.minimum
+        sd = value * nist.std / nist.value if nist.value else 0.0
+    del lo, hi
+    row = {**base, "metric": q.metric, "key_size": q.key_size, "n_blocks": q.n_blocks, "unit": q.unit,
+           "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high,
+           "estimator": "exact" if exact else est.estimator, "processes": est.processes,
+           "precision": 0.0 if exact else est.precision, "precision_target": None if exact else target,
+           "below_resolution": below, "bound": q.resolution if below else None,
+           "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
+           "counter": q.counter, "per_process": list(q.per_process)}
+    if below:
+        row.update(estimate=math.nan, ci_low=math.nan, ci_high=math.nan, value=math.nan, median=math.nan)
+    row["precision_met"] = bool(exact or (target is not None and row["precision"] <= target) or below)
     return row
 
 
-def cell_rows(meta: dict, cell: dict) -> list[dict]:
-    """All measured quantities of one cell record."""
-    base = _base(meta, cell)
+def measured_quantities(c: CellRecord) -> list[Quantity]:
+    m = c.measurement
+    if m is None:
+        return []
+    tq = timing_quantities([{ks: {op: d.model_dump() for op, d in ops.items()} for ks, ops in p.key_sizes.items()}
+                            for p in m.timing], c.block_bits, m.timer)
+    cq = cycle_quantities([[o.model_dump() for o in p.ops] for p in m.cycles])
+    return tq + cq
+
+
+def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
+    """All measured quantities and facts of one cell record."""
+    base = _base(meta, c)
     rows: list[dict] = []
-    facts = cell.get("impl_facts") or {}
-    if facts:
-        rows.append(_row(base, "table_bytes", "bytes", None, value=facts.get("table_bytes")))
-        rows.append(_row(base, "key_schedule_bytes", "bytes", None, value=facts.get("ks_bytes")))
-    code = (cell.get("build") or {}).get("code_bytes") or {}
-    if code:
-        rows.append(_row(base, "code_bytes", "bytes", None, value=code.get("text", 0) + code.get("rodata", 0)))
-    kat = cell.get("kat") or {}
-    if kat:
-        rows.append(_row(base, "kat_passed", "records", None, value=kat.get("passed", 0)))
-        rows.append(_row(base, "kat_failed", "records", None, value=kat.get("failed", 0)))
-
-    block_bits = base["block_bits"] or 128
-    for rec in cell.get("timing") or []:
-        ks, counter = rec["key_size"], rec.get("timer", "clock-monotonic")
-        bits = rec["blocks"] * block_bits / 1000.0  # Kbit per sample
-        rows.append(_row(base, "encrypt_speed", "Kbit/s", stats.speed_summary(rec["encrypt"], bits),
-                         key_size=ks, counter=counter))
-        rows.append(_row(base, "decrypt_speed", "Kbit/s", stats.speed_summary(rec["decrypt"], bits),
-                         key_size=ks, counter=counter))
-        rows.append(_row(base, "key_setup_speed", "keys/s",
-                         stats.speed_summary(rec["key_setup"], 2 * rec["key_pairs"]), key_size=ks, counter=counter))
-
-    rows += _counter_rows(base, (cell.get("cycles") or {}).get("ops") or [], prefix="")
-    rows += _counter_rows(base, (cell.get("icount") or {}).get("ops") or [], prefix="insn_")
-    return rows
-
-
-def _counter_rows(base: dict, ops: list[dict], prefix: str) -> list[dict]:
-    """Rows of the cycle-counting program's records, the empty-call overhead subtracted.
-
-    prefix "" for the cycle counter (TSC ticks, ns), "insn_" for guest-instruction counts."""
-    rows = []
-    overhead: dict[int, float] = {}
-    for op in ops:
-        if op["op"] == "null":
-            overhead[op["key_size"]] = stats.median(op["deltas"])
-            rows.append(_row(base, prefix + "null_overhead", op["unit"], stats.nist_summary(op["deltas"]),
-                             key_size=op["key_size"], counter=op["counter"]))
-    for op in ops:
-        if op["op"] == "null":
-            continue
-        ov = overhead.get(op["key_size"], 0.0)
-        n = op["n"]
-        per = [(d - ov) / n for d in op["deltas"]]
-        metric = {"encrypt": "encrypt_per_block", "decrypt": "decrypt_per_block"}.get(op["op"], op["op"])
-        rows.append(_row(base, prefix + metric, op["unit"], stats.nist_summary(per), key_size=op["key_size"],
-                         n_blocks=n if metric.endswith("per_block") else None, counter=op["counter"]))
+    if c.impl_facts:
+        rows.append(_fact_row(base, "table_bytes", "bytes", c.impl_facts.table_bytes))
+        rows.append(_fact_row(base, "key_schedule_bytes", "bytes", c.impl_facts.ks_bytes))
+    if c.build and c.build.code_bytes:
+        rows.append(_fact_row(base, "code_bytes", "bytes", c.build.code_bytes.get("text", 0)
+                              + c.build.code_bytes.get("rodata", 0)))
+    if c.kat:
+        rows.append(_fact_row(base, "kat_passed", "records", c.kat.passed))
+        rows.append(_fact_row(base, "kat_failed", "records", c.kat.failed))
+    m = c.measurement
+    if m is not None:
+        for q in measured_quantities(c):
+            rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target))
+    if c.icount is not None:
+        for q in cycle_quantities([[o.model_dump() for o in c.icount.ops]], prefix="insn_"):
+            rows.append(quantity_row(base, q, "min", 0.95, None, exact=True))
     return rows
 
 
@@ -257,6 +599,7 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
         meta, cells = read_run(d)
         rows = [r for c in cells for r in cell_rows(meta, c)]
         frames.append(pd.DataFrame(rows, columns=list(COLUMNS)))
+    frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=list(COLUMNS))
     return pd.concat(frames, ignore_index=True)
@@ -268,8 +611,11 @@ def load_cells(runs=None, results_dir: Path | str = "results") -> pd.DataFrame:
     for d in resolve_runs(Path(results_dir), runs):
         meta, cells = read_run(d)
         for c in cells:
-            kat = c.get("kat") or {}
-            rows.append({**_base(meta, c), "reason": c.get("reason"), "kat_passed": kat.get("passed"),
-                         "kat_failed": kat.get("failed"), "kat_records": kat.get("records"),
-                         "seconds": c.get("seconds")})
+            m = c.measurement
+            rows.append({**_base(meta, c), "reason": c.reason,
+                         "kat_passed": c.kat.passed if c.kat else None,
+                         "kat_failed": c.kat.failed if c.kat else None,
+                         "kat_records": c.kat.records if c.kat else None, "seconds": c.seconds,
+                         "processes": len(m.timing) if m else None, "stopped": m.stopped if m else None,
+                         "icount_note": c.icount_note})
     return pd.DataFrame(rows)

@@ -1,4 +1,10 @@
-"""System state as metadata: machine, CPU, TSC, OS, compilers, git revision."""
+"""System state as metadata: machine, CPU, TSC, OS, compilers, git revision, and /proc counters.
+
+:func:`machine` describes the machine (read once); :func:`cpu_snapshot`
+reads the scheduler counters that say how quiet it was (CPU steal time and
+context switches from /proc/stat), so a run can record them around every
+measuring process and the report can warn when the hypervisor took time.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,11 @@ import platform
 import re
 import socket
 import subprocess
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _read(path: str) -> str:
@@ -18,45 +27,100 @@ def _read(path: str) -> str:
         return ""
 
 
-@lru_cache(maxsize=None)
-def machine() -> dict:
-    cpuinfo = _read("/proc/cpuinfo")
-    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
-    flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M)
+def parse_machine(cpuinfo: str, os_release: str, hostname: str, arch: str, cores: int | None, kernel: str,
+                  governor: str | None = None, clocksource: str | None = None) -> dict:
+    """Machine facts from the texts of /proc/cpuinfo and /etc/os-release (also used for remote hosts)."""
+    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M) or re.search(r"^cpu\s*:\s*(.+)$", cpuinfo, re.M)
+    flags = re.search(r"^(?:flags|Features)\s*:\s*(.+)$", cpuinfo, re.M)
     flagset = set(flags.group(1).split()) if flags else set()
     mhz = re.search(r"^cpu MHz\s*:\s*([\d.]+)$", cpuinfo, re.M)
-    gov = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").strip() or None
-    os_release = dict(
-        line.split("=", 1) for line in _read("/etc/os-release").splitlines() if "=" in line
-    )
+    rel = dict(line.split("=", 1) for line in os_release.splitlines() if "=" in line)
+    invariant = "constant_tsc" in flagset and "nonstop_tsc" in flagset
     return {
-        "hostname": socket.gethostname(),
-        "arch": platform.machine(),
-        "cpu_model": model.group(1).strip() if model else platform.processor() or "unknown",
+        "hostname": hostname,
+        "machine_id": machine_id(hostname),
+        "arch": arch,
+        "cpu_model": model.group(1).strip() if model else "unknown",
         "cpu_mhz_reported": float(mhz.group(1)) if mhz else None,
-        "cores": os.cpu_count(),
+        "cores": cores,
         "constant_tsc": "constant_tsc" in flagset,
         "nonstop_tsc": "nonstop_tsc" in flagset,
+        "invariant_tsc": invariant,
+        "tsc_known_freq": "tsc_known_freq" in flagset,
         "hypervisor": "hypervisor" in flagset,
         "aes_ni": "aes" in flagset,
-        "governor": gov,
-        "os": os_release.get("PRETTY_NAME", "").strip('"') or platform.platform(),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
+        "governor": governor or None,
+        "clocksource": clocksource or None,
+        "os": rel.get("PRETTY_NAME", "").strip('"') or "unknown",
+        "kernel": kernel,
         "pmu_note": "no PMU in this VM: the cycle counter is the TSC (reference ticks, not core cycles)"
         if "hypervisor" in flagset else None,
     }
 
 
 @lru_cache(maxsize=None)
-def compiler_version(cc: str) -> str:
-    try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "unavailable"
-    return out.splitlines()[0].strip() if out else "unknown"
+def machine() -> dict:
+    facts = parse_machine(
+        _read("/proc/cpuinfo"), _read("/etc/os-release"), socket.gethostname(), platform.machine(), os.cpu_count(),
+        platform.release(), _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").strip(),
+        _read("/sys/devices/system/clocksource/clocksource0/current_clocksource").strip())
+    facts["python"] = platform.python_version()
+    return facts
 
 
+def machine_id(hostname: str | None = None) -> str:
+    """The folder name of a machine's results (results/<machine>/<run-id>/): CIPHERLAB_MACHINE or the hostname."""
+    raw = os.environ.get("CIPHERLAB_MACHINE") or hostname or socket.gethostname()
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-.") or "machine"
+
+
+@dataclass(frozen=True)
+class CpuSnapshot:
+    """Scheduler counters at one moment: steal and busy time (seconds) of one CPU or all, context switches."""
+
+    steal: float
+    total: float
+    ctxt: int
+
+    def since(self, earlier: "CpuSnapshot") -> dict:
+        total = self.total - earlier.total
+        steal = self.steal - earlier.steal
+        return {"steal_seconds": round(steal, 3), "cpu_seconds": round(total, 3),
+                "steal_fraction": round(steal / total, 4) if total > 0 else 0.0,
+                "context_switches": self.ctxt - earlier.ctxt}
+
+
+def parse_proc_stat(text: str, cpu: int | None = None) -> CpuSnapshot:
+    """/proc/stat's line of one CPU (cpuN) or of all ('cpu'): steal is the 8th value, in USER_HZ ticks."""
+    key = f"cpu{cpu}" if cpu is not None else "cpu"
+    steal = total = 0.0
+    ctxt = 0
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == key:
+            values = [int(x) for x in parts[1:]]
+            total = sum(values[:8]) / USER_HZ
+            steal = (values[7] if len(values) > 7 else 0) / USER_HZ
+        elif parts and parts[0] == "ctxt":
+            ctxt = int(parts[1])
+    return CpuSnapshot(steal, total, ctxt)
+
+
+def cpu_snapshot(cpu: int | None = None) -> CpuSnapshot:
+    return parse_proc_stat(_read("/proc/stat"), cpu)
+
+
+def pick_cpu(setting) -> int | None:
+    """The CPU measuring processes are pinned to: a number, 'auto' (the last CPU this process may use), or None."""
+    if setting is None:
+        return None
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if setting == "auto":
+        return allowed[-1] if len(allowed) > 1 else None
+    return int(setting) if int(setting) in allowed else None
+
+
+@lru_cache(maxsize=None)
 def git_revision(root: Path) -> dict:
     def git(*args: str) -> str:
         try:

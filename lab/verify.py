@@ -1,15 +1,23 @@
-"""Check an implementation against a vectors file: the `python -m lab verify` command."""
+"""Check implementations against a vectors file: the ``python -m lab verify`` command.
+
+The same stages as a run, for one cipher: plan the cells (so a cell that
+cannot exist on the target is "unavailable" with the reason), build the
+``kat`` program with the one build plan, judge its output with the one
+verdict (:func:`lab.kat.verdict`).  The vectors file may be anywhere on the
+machine: the container backend mounts its folder read-only.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from .backends import get_backend
 from .build import Builder
+from .buildplan import is_native
 from .config import Lab
-from .kat import read_kat
-from .run import runner_prefix
+from .errors import UsageError
+from .kat import Verdict, run_kat
+from .plan import Cell, unavailable_reason
 
 
 @dataclass
@@ -17,65 +25,96 @@ class VerifyResult:
     impl: str
     toolchain: str
     target: str
-    records: int = 0
-    passed: int = 0
-    failed: int = 0
-    skipped: int = 0
-    problem: str | None = None  # build failure, crash, unavailable...
-    fails: list | None = None
-    checksums: dict | None = None  # key bits -> hex of the deterministic encryption chain
+    verdict: Verdict | None = None
+    problem: str | None = None  # unavailable, build failure, crash, wrong answers...
+
+    @property
+    def records(self) -> int:
+        return self.verdict.records if self.verdict else 0
+
+    @property
+    def passed(self) -> int:
+        return self.verdict.passed if self.verdict else 0
+
+    @property
+    def failed(self) -> int:
+        return self.verdict.failed if self.verdict else 0
+
+    @property
+    def skipped(self) -> int:
+        return self.verdict.skipped_key_size if self.verdict else 0
+
+    @property
+    def fails(self) -> list:
+        return self.verdict.fails if self.verdict else []
+
+    @property
+    def checksums(self) -> dict:
+        return self.verdict.checksums if self.verdict else {}
 
     @property
     def ok(self) -> bool:
-        return self.problem is None and self.failed == 0 and self.passed > 0
+        return self.problem is None and self.verdict is not None and self.verdict.ok
+
+    @property
+    def unavailable(self) -> bool:
+        return bool(self.problem and self.problem.startswith("unavailable"))
 
     def line(self) -> str:
         head = f"{self.impl} [{self.toolchain}, {self.target}]: "
         if self.problem:
             return head + self.problem
-        s = f"{self.passed} of {self.records} records passed"
-        if self.failed:
-            s += f", {self.failed} FAILED"
-        if self.skipped:
-            s += f" ({self.skipped} skipped: key size not supported)"
+        assert self.verdict is not None
+        v = self.verdict
+        s = f"{v.passed} of {v.records} records passed"
+        if v.failed:
+            s += f", {v.failed} FAILED"
+        if v.skipped_key_size:
+            s += f" ({v.skipped_key_size} skipped: key size not supported)"
+        if not v.ok and not v.failed:
+            s += f"; {v.status}: {v.reason}"
         return head + s
 
 
-def verify(lab: Lab, cipher_name: str, vectors: Path, impl: str | None = None, toolchain: str = "gcc-O3",
-           target: str = "host", backend: str | None = None, build_dir: Path | None = None) -> list[VerifyResult]:
+def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = None, toolchain: str = "gcc-O3",
+           target: str = "host", backend: str | None = None, build_dir: Path | None = None,
+           engine: str = "auto") -> list[VerifyResult]:
+    from .run import make_backend
+
     cipher = lab.cipher(cipher_name)
-    vectors = Path(vectors).resolve()
-    if not vectors.exists():
-        raise FileNotFoundError(f"vectors file {vectors} does not exist")
-    strategies = list(cipher.spec.implementations) if impl == "all" else [impl or cipher.default_impl]
+    vectors = Path(vectors).expanduser().resolve()
+    if not vectors.is_file():
+        raise UsageError(f"vectors file {vectors} does not exist (argument VECTORS)")
+    names = list(cipher.impls) if impl == "all" else [impl or cipher.default_impl]
+    impls = [cipher.impl(n) for n in names]
     tc, tg = lab.toolchain(toolchain), lab.target(target)
     build_dir = Path(build_dir or lab.root / "build")
-    be = get_backend(backend or ("host" if tg.runner == "native" and tg.is_host_arch() and not tg.image
-                                 else "container"), lab=lab, build_dir=build_dir, targets=[tg.name])
-    builder = Builder(lab.root, build_dir, be)
+    chosen = backend or ("host" if is_native(tg) and not tg.image else "container")
+    be = make_backend(lab, chosen, engine=engine, build_dir=build_dir, progress=lambda s: None)
     out = []
-    for strategy in strategies:
-        cipher.impl(strategy)  # raises a clear error for an unknown strategy
-        r = VerifyResult(f"{cipher.name}/{strategy}", tc.name, tg.name)
-        out.append(r)
-        if not cipher.impl(strategy).runs_on(tg.arch):
-            r.problem = f"unavailable: runs on {cipher.impl(strategy).arch} only"
-            continue
-        b = builder.build(cipher, strategy, tc, tg, programs=("kat",))
-        if not b.ok:
-            r.problem = f"build failed: {b.failure}"
-            continue
-        c = be.run(runner_prefix(tg) + [str(b.programs["kat"]), "--impl", r.impl, "--file", str(vectors)],
-                   cwd=str(lab.root), timeout=1800, target=tg)
-        k = read_kat(c)
-        if k.unavailable:
-            r.problem = "unavailable on this CPU"
-        elif k.summary is None:
-            r.problem = k.error
-        else:
-            r.records, r.passed, r.failed = k.summary["records"], k.summary["passed"], k.summary["failed"]
-            r.skipped = k.summary["skipped_key_size"]
-            r.fails, r.checksums = k.fails, k.checksums
-            if not k.roundtrip_ok:
-                r.problem = "decrypt(encrypt(x)) != x on the checksum chain"
+    try:
+        be.prepare([tg], inputs=[vectors])
+        builder = Builder(lab.root, build_dir, be)
+        for im in impls:
+            r = VerifyResult(im.id, tc.name, tg.name)
+            out.append(r)
+            cell = Cell(im, tc, tg, im.key_bits, lab.profile("smoke") if "smoke" in lab.profiles
+                        else next(iter(lab.profiles.values())))
+            why = unavailable_reason(cell)
+            if why:
+                r.problem = f"unavailable: {why}"
+                continue
+            b = builder.build_one(im, tc, tg, "kat")
+            if b.missing:
+                r.problem = f"unavailable: compiler {b.missing} not found (toolchain {tc.name})"
+                continue
+            if not b.ok:
+                r.problem = f"build failed: {b.failure}"
+                continue
+            v = run_kat(be, b.program, im, tg, timeout=1800, files=[vectors], env=dict(im.env))
+            r.verdict = v
+            if v.status in ("unavailable", "crashed", "timeout") or (v.status == "kat_failed" and not v.records):
+                r.problem = f"{v.status}: {v.reason}" if v.status != "unavailable" else "unavailable on this CPU"
+    finally:
+        be.close()
     return out

@@ -36,7 +36,7 @@ def build_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def small_run(fixture_lab, tmp_path_factory) -> Path:
     """A real run on the host: two good ciphers, a wrong one, a crashing one."""
-    from lab.run import RunOptions, run_matrix
+    from lab.run import RunRequest, run
 
     tmp = tmp_path_factory.mktemp("run")
     m = tmp / "matrix.yaml"
@@ -48,13 +48,13 @@ def small_run(fixture_lab, tmp_path_factory) -> Path:
         "exclude:\n"
         "  - {cipher: idea, toolchain: clang-O3}\n"
     )
-    opts = RunOptions(results_dir=tmp / "results", build_dir=tmp / "build", progress=False)
-    return run_matrix(fixture_lab, opts, m)
+    req = RunRequest(matrix=m, results_dir=tmp / "results", build_dir=tmp / "build", icount=False)
+    return run(fixture_lab, req).run_dir
 
 
 def all_implementations() -> list[tuple[str, str]]:
     lab = Lab()
-    return [(c.name, s) for c in lab.ciphers() for s in c.spec.implementations]
+    return [(c.name, i.name) for c in lab.ciphers.values() for i in c.ours()]
 
 
 def have(tool: str) -> bool:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import ConfigError, Lab, SCHEMAS, export_schemas
+from lab.config import ConfigError, Lab
+from lab.errors import ConfigErrors, UsageError
+from lab.schema import SCHEMAS, export_schemas
 
 
 def write(path: Path, text: str) -> Path:
@@ -24,8 +26,8 @@ def test_every_shipped_data_file_validates(lab):
         lab.target(name)
     for name in lab.profile_names():
         lab.profile(name)
-    for cipher in lab.ciphers():
-        assert cipher.default_impl in cipher.spec.implementations
+    for cipher in lab.ciphers.values():
+        assert cipher.default_impl in cipher.impls
     m = lab.matrix()
     assert m.profile in lab.profile_names()
 
@@ -44,23 +46,36 @@ def test_unknown_key_in_matrix_names_file_key_and_fix(lab, tmp_path):
     assert "toolchains" in msg.split("Fix:")[1]  # the fix lists the allowed keys
 
 
+PROFILE = """\
+    name: p
+    description: x
+    cycles: {sizes: [1]}
+    sampling: {precision: 0.1, budget_seconds: 1}
+    """
+
+
 def test_unknown_nested_key_in_profile(tmp_path):
-    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
-    write(tmp_path / "profiles" / "p.yaml", """\
-        name: p
-        description: x
-        timing: {samples: 1, blocks: 1, key_pairs: 1, blcoks_per_call: 1}
-        cycles: {reps: 1, sizes: [1]}
-        """)
-    with pytest.raises(ConfigError) as e:
-        lab.profile("p")
+    write(tmp_path / "profiles" / "p.yaml", PROFILE + "timing: {blcoks_per_call: 1}\n")
+    with pytest.raises(ConfigError) as e:  # every file is validated when the lab starts
+        Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
     assert "timing.blcoks_per_call" in str(e.value)
     assert "blocks_per_call" in str(e.value)
 
 
+def test_every_bad_file_is_reported_at_once_used_or_not(tmp_path):
+    write(tmp_path / "profiles" / "p.yaml", PROFILE)
+    write(tmp_path / "toolchains" / "broken.yaml", "description: [unclosed\n")
+    write(tmp_path / "toolchains" / "typo.yaml", "description: d\nfamily: gcc\ncc: gcc\nflags: []\nflgs: []\n")
+    with pytest.raises(ConfigErrors) as e:
+        Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    msg = str(e.value)
+    assert "broken.yaml" in msg and "not valid YAML" in msg
+    assert "typo.yaml: key 'flgs': unknown key" in msg
+
+
 def test_undefined_toolchain_in_matrix_is_named(lab, tmp_path):
     p = write(tmp_path / "m.yaml", "ciphers: [des]\ntoolchains: [gcc-O9]\n")
-    with pytest.raises(ConfigError, match=r"toolchains\[0\].*gcc-O9.*Fix: use one of"):
+    with pytest.raises(ConfigError, match=r"toolchains\[0\].*gcc-O9.*Fix: did you mean 'gcc-O3'"):
         lab.matrix(p)
 
 
@@ -71,19 +86,32 @@ def test_bad_value_type_is_reported_with_its_key(lab, tmp_path):
 
 
 def test_toolchain_inheritance_and_missing_keys(tmp_path):
-    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
     write(tmp_path / "toolchains" / "base.yaml", "description: b\nfamily: gcc\ncc: gcc\nflags: [-O2, -g]\n")
     write(tmp_path / "toolchains" / "child.yaml",
           "description: c\ninherits: base\nadd_flags: [-funroll-loops]\nremove_flags: [-g]\n")
-    write(tmp_path / "toolchains" / "orphan.yaml", "description: o\nfamily: gcc\n")
+    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
     child = lab.toolchain("child")
     assert child.flags == ("-O2", "-funroll-loops") and child.cc == "gcc"
+    write(tmp_path / "toolchains" / "orphan.yaml", "description: o\nfamily: gcc\n")
     with pytest.raises(ConfigError, match="orphan.yaml: key 'cc'"):
-        lab.toolchain("orphan")
+        Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+
+
+def test_unknown_names_get_did_you_mean(lab):
+    with pytest.raises(UsageError, match="unknown toolchain 'gcc-03'.*did you mean 'gcc-O3'"):
+        lab.toolchain("gcc-03")
+    with pytest.raises(UsageError, match="unknown cipher 'rijndeal'.*did you mean 'rijndael'"):
+        lab.cipher("rijndeal")
+    with pytest.raises(UsageError, match="did you mean 'ttable'"):
+        lab.impl("rijndael/tttable")
+    with pytest.raises(UsageError, match="unknown profile 'quik'.*'quick'"):
+        lab.profile("quik")
 
 
 def test_target_schema_errors(tmp_path):
-    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    def lab():
+        return Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+
     base = textwrap.dedent("""\
         name: t
         description: d
@@ -97,13 +125,13 @@ def test_target_schema_errors(tmp_path):
         """)
     write(tmp_path / "targets" / "t.yaml", base)
     with pytest.raises(ConfigError, match="qemu"):  # qemu-user runner needs the qemu binary
-        lab.target("t")
+        lab()
     write(tmp_path / "targets" / "t.yaml", base + "qemu: qemu-sparc64\nendianess: big\n")
     with pytest.raises(ConfigError, match="key 'endianess'.*unknown key"):
-        lab.target("t")
+        lab()
     write(tmp_path / "targets" / "t.yaml", base.replace("endianness: big", "endianness: middle") + "qemu: q\n")
     with pytest.raises(ConfigError, match="key 'endianness'"):
-        lab.target("t")
+        lab()
 
 
 def test_cipher_yaml_must_name_existing_sources(tmp_path):
@@ -117,9 +145,8 @@ def test_cipher_yaml_must_name_existing_sources(tmp_path):
         implementations:
           ref: {sources: [missing.c], class: portable, summary: s, word_bits: 32, default: true}
         """)
-    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "ciphers"], shared=tmp_path)
     with pytest.raises(ConfigError, match="implementations.ref.sources.*missing.c"):
-        lab.cipher("toy")
+        Lab(root=tmp_path, cipher_dirs=[tmp_path / "ciphers"], shared=tmp_path)
 
 
 def test_exported_json_schemas_are_current(lab, tmp_path):
@@ -133,34 +160,27 @@ def test_exported_json_schemas_are_current(lab, tmp_path):
     assert schema["additionalProperties"] is False
 
 
-def test_profiles_adapt_key_pairs_per_cipher_as_data(lab):
+def test_profiles_adapt_sampling_per_cipher_as_data(lab):
     nist = lab.profile("nist")
-    assert (nist.timing.samples, nist.timing.blocks, nist.timing.key_pairs) == (1000, 65536, 1000)
-    assert nist.timing_for("frog").key_pairs == 100 and nist.timing_for("hpc").key_pairs == 100
-    assert nist.timing_for("rc6").key_pairs == 1000
+    assert nist.sampling.precision == 0.01 and nist.sampling_for("frog").budget_seconds == 60
+    assert nist.sampling_for("rc6").budget_seconds == nist.sampling.budget_seconds
     assert nist.cycles.sizes == [1, 16, 128, 1024, 32768]
+    assert lab.profile("quick").sampling.precision == 0.02
 
 
 def test_profile_override_must_name_a_known_cipher(tmp_path):
-    lab = Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
-    write(tmp_path / "profiles" / "p.yaml", """\
-        name: p
-        description: x
-        timing: {samples: 1, blocks: 1, key_pairs: 1}
-        cycles: {reps: 1, sizes: [1]}
-        per_cipher: {frgo: {key_pairs: 10}}
-        """)
+    write(tmp_path / "profiles" / "p.yaml", PROFILE + "per_cipher: {frgo: {budget_seconds: 10}}\n")
     with pytest.raises(ConfigError, match="per_cipher.frgo.*not a known cipher"):
-        lab.profile("p")
+        Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
 
 
 def test_container_backend_uses_the_container_targets(lab):
-    from lab.run import RunOptions, narrowed
+    from lab.plan import narrowed
 
     m = lab.matrix()
-    assert narrowed(m, RunOptions()).targets == m.targets
+    assert narrowed(m).targets == m.targets
     if m.container_targets:
-        assert narrowed(m, RunOptions(backend="container")).targets == m.container_targets
-    assert narrowed(m, RunOptions(backend="container", targets=["sparc64"])).targets == ["sparc64"]
+        assert narrowed(m, backend="container").targets == m.container_targets
+    assert narrowed(m, backend="container", targets=["sparc64"]).targets == ["sparc64"]
     full = lab.matrix(lab.root / "matrix-full.yaml")
     assert {"x86_64", "i386", "aarch64", "armhf", "riscv64", "sparc64", "mips64", "ppc64", "s390x"} <= set(full.targets)

@@ -15,11 +15,12 @@ import time
 
 import pytest
 
+from lab import icount, results
 from lab.build import Builder
-from lab.icount import build_for_icount, fill_deltas, run_with_icount
+from lab.icount import fill_deltas
 from lab.images import EngineError, build_images, detect_engine
-from lab.run import CellRunner, runner_prefix
-from lab.plan import Cell
+from lab.report import build_report, errors_in
+from lab.run import RunRequest, run
 
 from .conftest import ROOT
 
@@ -50,8 +51,8 @@ def images(fixture_lab, engine) -> dict[str, str]:
 def backend(fixture_lab, engine, images):
     from lab.backends.container import ContainerBackend
 
-    be = ContainerBackend(lab=fixture_lab, engine=engine, build_dir=ROOT / "build" / "test-containers",
-                          targets=TARGETS, auto_build=False)
+    be = ContainerBackend(fixture_lab, engine=engine, build_dir=ROOT / "build" / "test-containers",
+                          auto_build=False)
     yield be
     be.close()
 
@@ -63,16 +64,15 @@ def builder(backend) -> Builder:
 
 def _kat(fixture_lab, builder, backend, cipher: str, toolchain: str, target: str) -> dict:
     c, tc, tg = fixture_lab.cipher(cipher), fixture_lab.toolchain(toolchain), fixture_lab.target(target)
-    strategy = c.default_impl
-    b = builder.build(c, strategy, tc, tg, programs=("kat",))
+    impl = c.impls[c.default_impl]
+    b = builder.build_one(impl, tc, tg, "kat")
     assert b.ok, b.log
-    exe = b.programs["kat"]
+    exe = b.program
     head = exe.read_bytes()[:20]
     endian = ">" if head[5] == 2 else "<"
     machine = int.from_bytes(head[18:20], "big" if endian == ">" else "little")
-    vectors = c.vector_files(fixture_lab.vectors_dir)[0]
-    done = backend.run(runner_prefix(tg) + [builder._rel(exe), "--impl", f"{cipher}/{strategy}", "--file",
-                                            str(vectors)], cwd=str(ROOT), timeout=300, target=tg)
+    vectors = impl.vector_files[0]
+    done = backend.run_program(exe, ["--impl", impl.id, "--file", str(vectors)], target=tg, timeout=300)
     summary = next((x for x in done.json_lines() if x.get("type") == "kat_summary"), None)
     assert summary, f"no kat summary: {done.describe_failure()}\n{done.stdout[-2000:]}"
     return {"summary": summary, "machine": machine, "big_endian": endian == ">", "completed": done}
@@ -81,7 +81,7 @@ def _kat(fixture_lab, builder, backend, cipher: str, toolchain: str, target: str
 # ------------------------------------------------------------------ sandbox
 def test_containers_are_sandboxed(fixture_lab, backend):
     x = fixture_lab.target("x86_64")
-    run = lambda *argv: backend.run(list(argv), cwd=str(ROOT), timeout=60, target=x)  # noqa: E731
+    run = lambda *argv: backend.exec(list(argv), timeout=60, target=x)  # noqa: E731
     assert run("id", "-u").stdout.strip() != "0", "commands must not run as root"
     assert run("ls", "/sys/class/net").stdout.split() == ["lo"], "no network but loopback"
     assert run("touch", str(ROOT / "README.md")).returncode != 0, "the repository is read-only"
@@ -92,36 +92,39 @@ def test_containers_are_sandboxed(fixture_lab, backend):
     assert out.read_text() == "ok\n"
     vectors = fixture_lab.vectors_dir / "des.kat"
     assert run("head", "-c", "1", str(vectors)).returncode == 0, "the shared vectors are visible"
-    env = backend.run(["sh", "-c", "echo $CIPHERLAB_PROBE $CIPHERLAB_RUNNER"], cwd=str(ROOT), timeout=60,
-                      env={"CIPHERLAB_PROBE": "yes"}, target=fixture_lab.target("sparc64"))
-    assert env.stdout.split() == ["yes", "qemu-sparc64"], "each image exposes its runner"
+    env = backend.exec(["sh", "-c", "echo $CIPHERLAB_PROBE; command -v cipherlab-run"], timeout=60,
+                       env={"CIPHERLAB_PROBE": "yes"}, target=fixture_lab.target("sparc64"))
+    assert env.stdout.split() == ["yes", "/usr/local/bin/cipherlab-run"], "each image has the runner entry point"
 
 
 def test_timeout_kills_the_command_inside_the_container(fixture_lab, backend):
     x = fixture_lab.target("x86_64")
     t0 = time.monotonic()
-    c = backend.run(["sleep", "77"], cwd=str(ROOT), timeout=2, target=x)
+    c = backend.exec(["sleep", "77"], timeout=2, target=x)
     assert c.timed_out and c.returncode is None
     assert time.monotonic() - t0 < 30
-    procs = backend.run(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"], cwd=str(ROOT), timeout=30, target=x)
+    procs = backend.exec(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"], timeout=30, target=x)
     assert "sleep 77" not in procs.stdout
-    crash = backend.run(["sh", "-c", "kill -SEGV $$"], cwd=str(ROOT), timeout=30, target=x)
+    crash = backend.exec(["sh", "-c", "kill -SEGV $$"], timeout=30, target=x)
     assert crash.crashed and crash.signal_name == "SIGSEGV"
 
 
 def test_a_missing_image_fails_commands_without_raising(fixture_lab, backend):
     ghost = fixture_lab.target("sparc64").model_copy(update={"name": "ghost", "image": "cipherlab/no-such-image"})
     for _ in range(2):  # the second answer comes from the remembered failure
-        c = backend.run(["true"], cwd=str(ROOT), timeout=30, target=ghost)
+        c = backend.exec(["true"], timeout=30, target=ghost)
         assert c.returncode == 125 and "not built" in c.stderr and not c.crashed
 
 
 def test_describe_records_engine_and_image_ids(backend, images):
+    for t in TARGETS:  # the containers start on first use
+        backend.exec(["true"], timeout=60, target=backend.lab.target(t))
     d = backend.describe()
     assert d["backend"] == "container" and d["engine"] in ("docker", "podman") and d["engine_version"]
     for t in TARGETS:
         info = d["images"][t]
         assert info["id"] == images[t] and info["id"].startswith("sha256:")
+        assert backend.image_id(backend.lab.target(t)) == images[t]
         assert info["revision"] and len(info["content_hash"]) == 64
 
 
@@ -151,22 +154,40 @@ def test_endian_bug_is_red_on_sparc64_and_green_on_x86_64(fixture_lab, builder, 
     assert be["summary"]["passed"] == 0 and be["summary"]["failed"] >= be["summary"]["records"] > 100
 
 
-def test_endian_bug_makes_a_red_cell_in_a_run(fixture_lab, backend, builder):
-    profile = fixture_lab.profile("smoke")
-    runner = CellRunner(fixture_lab, profile, backend, builder)
-    rec = runner.run_cell(Cell("endiandes", "hostorder", "gcc-O3", "sparc64", (64,)))
-    assert rec["status"] == "kat_failed", rec
-    assert "known-answer records failed" in rec["reason"]
+def test_the_ci_path_a_container_run_then_the_report(fixture_lab, images, tmp_path):
+    """What CI does with containers, as a test: a run on x86_64 and big-endian sparc64 with the container
+    backend (a good cipher and an endian-buggy one), then the report of it."""
+    m = tmp_path / "matrix.yaml"
+    m.write_text("ciphers: [des, endiandes]\ntoolchains: [gcc-O3]\ntargets: [x86_64, sparc64]\nprofile: smoke\n"
+                 "backend: container\n")
+    out = run(fixture_lab, RunRequest(matrix=m, results_dir=tmp_path / "results",
+                                      build_dir=ROOT / "build" / "test-containers"))
+    _, cells = results.read_run(out.run_dir)
+    status = {c.cell: c.status for c in cells}
+    assert status == {"des/spbox@gcc-O3@x86_64": "ok", "des/spbox@gcc-O3@sparc64": "ok",
+                      "endiandes/hostorder@gcc-O3@x86_64": "ok", "endiandes/hostorder@gcc-O3@sparc64": "kat_failed"}
+    by = {c.cell: c for c in cells}
+    assert "known-answer records failed" in by["endiandes/hostorder@gcc-O3@sparc64"].reason
+    sparc = by["des/spbox@gcc-O3@sparc64"]
+    assert sparc.emulated and sparc.icount and sparc.image_id == images["sparc64"]
+    assert sparc.measurement.stopped == "emulated" and sparc.measurement.cycles == []  # counted, not timed
+    html = build_report(fixture_lab, [out.run_dir], results_dir=tmp_path / "results",
+                        reports_dir=tmp_path / "reports").read_text()
+    assert not errors_in(html)
+    assert "gcc-O3 on sparc64 (emulated)" in html and "kat_failed" in html
+    assert "Guest instructions per block" in html and "guest_insns" in html
+    assert out.exit_code == 1  # a red cell
 
 
 # ------------------------------------------------------ instruction counts
 def _cycles_counts(fixture_lab, builder, backend, target: str, toolchain: str = "gcc-O3"):
-    c, tc, tg = fixture_lab.cipher("des"), fixture_lab.toolchain(toolchain), fixture_lab.target(target)
-    b = build_for_icount(builder, c, "spbox", tc, tg)
+    impl, tc, tg = fixture_lab.impl("des/spbox"), fixture_lab.toolchain(toolchain), fixture_lab.target(target)
+    b = builder.build_one(impl, tc, tg, "icount")
     assert b.ok, b.log
-    argv = [builder._rel(b.programs["cycles"]), "--impl", "des/spbox", "--key-bits", "64", "--reps", "3",
-            "--sizes", "1,16", "--max-blocks", "64"]
-    runs = [run_with_icount(backend, tg, argv, cwd=str(ROOT), timeout=300) for _ in range(2)]
+    args = ["--impl", "des/spbox", "--key-bits", "64", "--samples", "3", "--warmup", "0", "--calls", "1",
+            "--sizes", "1,16"]
+    runs = [icount.count(backend, b.program, args, target=tg, timeout=300, counts_dir=backend.build_dir / "icount")
+            for _ in range(2)]
     for done, counts in runs:
         assert done.returncode == 0, done.describe_failure()
         assert counts, "the plugin wrote no counts"

@@ -11,9 +11,9 @@ from lab.report import build_report
 
 def test_every_planned_cell_is_recorded_with_its_status(small_run):
     meta, cells = results.read_run(small_run)
-    assert meta["version"] == results.VERSION and meta["finished"]
-    status = {c["cell"]: c["status"] for c in cells}
-    assert set(status) == set(meta["cells_planned"])
+    assert meta.version == results.VERSION and meta.finished and meta.status == "finished"
+    status = {c.cell: c.status for c in cells}
+    assert set(status) == set(meta.cells_planned)
     assert len(status) == 7  # 4 ciphers x 2 toolchains, minus one excluded cell
     assert "idea/ref@clang-O3@host" not in status
     for tc in ("gcc-O3", "clang-O3"):
@@ -25,25 +25,28 @@ def test_every_planned_cell_is_recorded_with_its_status(small_run):
 
 def test_failed_cells_say_why_and_are_not_timed(small_run):
     _, cells = results.read_run(small_run)
-    by = {c["cell"]: c for c in cells}
+    by = {c.cell: c for c in cells}
     wrong = by["wrongdes/flipbit@gcc-O3@host"]
-    assert "known-answer records failed" in wrong["reason"]
-    assert wrong["kat"]["failed"] > 0 and wrong["kat"]["fails"][0]["expected"] != wrong["kat"]["fails"][0]["got"]
-    assert "timing" not in wrong and "cycles" not in wrong
+    assert "known-answer records failed" in wrong.reason
+    assert wrong.kat.failed > 0 and wrong.kat.fails[0]["expected"] != wrong.kat.fails[0]["got"]
+    assert wrong.measurement is None
     crash = by["crashdes/segv@gcc-O3@host"]
-    assert "SIGSEGV" in crash["reason"]
-    assert "timing" not in crash
+    assert "SIGSEGV" in crash.reason
+    assert crash.measurement is None
 
 
 def test_measured_cells_carry_provenance_and_raw_samples(small_run):
     meta, cells = results.read_run(small_run)
-    des = next(c for c in cells if c["cell"] == "des/spbox@gcc-O3@host")
-    assert des["kat"]["passed"] == des["kat"]["records"] > 0
-    assert len(des["timing"][0]["encrypt"]) == meta["profile"]["timing"]["samples"]
-    assert des["build"]["cflags"][:1] == ["-O3"] and des["build"]["compiler_version"].startswith("gcc")
-    assert des["cycles"]["counter"]["counter"] in ("x86-tsc-lfence", "clock-monotonic")
-    assert meta["machine"]["cpu_model"] and meta["git"] is not None
-    assert meta["toolchains"]["clang-O3"]["version"].lower().find("clang") >= 0
+    des = next(c for c in cells if c.cell == "des/spbox@gcc-O3@host")
+    assert des.kat.passed == des.kat.records > 0
+    m = des.measurement
+    sampling = meta.profile["sampling"]
+    assert len(m.timing) == len(m.cycles) == sampling["min_processes"]  # smoke: min = max processes
+    assert len(m.timing[0].key_sizes[64]["encrypt"].ns) == sampling["samples"]
+    assert des.build.cflags[:1] == ["-O3"] and des.build.compiler_version.startswith("gcc")
+    assert m.counter in ("x86-tsc-lfence", "clock-monotonic")
+    assert meta.machine["cpu_model"] and meta.git is not None
+    assert "clang" in meta.toolchains["clang-O3"]["version"].lower()
 
 
 def test_long_dataframe(small_run):

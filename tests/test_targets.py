@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from lab.backends import RUNNER_SCRIPT, runner_env
 from lab.backends.container import CONTAINER_UID, grant_write_access
 from lab.config import ConfigError, Lab
-from lab.icount import IcountError, elf_symbols, fill_deltas, icount_variant, marker_addresses, qemu_for
+from lab.elf import MarkerError, elf_symbols, marker_addresses
+from lab.errors import UsageError
+from lab.icount import IcountError, fill_deltas
 from lab.images import EngineError, context_files, debian_sources, detect_engine
 
 from .conftest import ROOT, have
@@ -50,7 +53,8 @@ def test_each_target_has_a_flat_dockerfile_matching_its_data(lab, name):
     assert text.startswith("# cipherlab target")
     froms = re.findall(r"^FROM (\S+)", text, re.M)
     assert froms == ["debian:bookworm", "debian:bookworm"], "flat: built from the Debian base, not from each other"
-    assert f"CIPHERLAB_RUNNER={t.qemu or ''} " in text
+    assert "CIPHERLAB_RUNNER" not in text, "how programs run is defined once, by runner_env()"
+    assert "COPY dockerfiles/scripts/cipherlab-run /usr/local/bin/" in text  # the one runner entry point
     assert f"CROSS_TRIPLE={t.triple}" in text
     if t.emulated:
         m = re.search(r"toolchain\.sh (\S+) (\S+)$", text, re.M)
@@ -103,9 +107,8 @@ def test_a_good_target_file_loads(tmp_path):
     (("name: sparc64", "name: sparc"), "name", "must equal the file name"),
 ])
 def test_target_schema_errors_name_the_file_and_key(tmp_path, edit, key, problem):
-    lab = _lab_with_target(tmp_path, "sparc64", GOOD.replace(*edit))
     with pytest.raises(ConfigError) as e:
-        lab.target("sparc64")
+        _lab_with_target(tmp_path, "sparc64", GOOD.replace(*edit))
     assert e.value.path.endswith("targets/sparc64.yaml")
     assert e.value.key == key or (key is None and problem in str(e.value))
     assert problem in str(e.value)
@@ -113,8 +116,8 @@ def test_target_schema_errors_name_the_file_and_key(tmp_path, edit, key, problem
         assert "endianness" in e.value.fix  # the fix lists the allowed keys
 
 
-def test_unknown_target_lists_the_known_ones(lab):
-    with pytest.raises(ConfigError, match="sparc64"):
+def test_unknown_target_says_did_you_mean(lab):
+    with pytest.raises(UsageError, match="unknown target 'sparc'.*did you mean 'sparc64'"):
         lab.target("sparc")
 
 
@@ -150,12 +153,12 @@ def test_marker_addresses_match_nm(tmp_path, flags):
 @pytest.mark.skipif(not have("gcc"), reason="needs gcc")
 def test_marker_resolver_refuses_what_it_cannot_count(tmp_path):
     pie = _cc_probe(tmp_path, "-fPIE", "-pie")
-    with pytest.raises(IcountError, match="static non-PIE"):
+    with pytest.raises(MarkerError, match="static non-PIE"):
         marker_addresses(pie)
     plain = _cc_probe(tmp_path, "-static", markers=False)
-    with pytest.raises(IcountError, match="no symbol cl_marker_begin"):
+    with pytest.raises(MarkerError, match="no symbol cl_marker_begin"):
         marker_addresses(plain)
-    with pytest.raises(IcountError, match="not an ELF"):
+    with pytest.raises(MarkerError, match="not an ELF"):
         marker_addresses(ROOT / "README.md")
 
 
@@ -218,23 +221,43 @@ def _records() -> list[dict]:
             {"type": "cycles", "op": "encrypt", "n": 16, "deltas": [0, 0, 0]}]
 
 
-def test_fill_deltas_drops_the_calibration_region_and_keeps_order():
-    out = fill_deltas(_records(), [987654, 5, 5, 700, 701, 702])
-    assert [r.get("deltas") for r in out] == [None, [5, 5], [700, 701, 702]]
+def test_fill_deltas_drops_the_calibration_region_and_follows_the_rounds():
+    # the program samples round by round: null 1, encrypt 1, null 2, encrypt 2, encrypt 3
+    out = fill_deltas(_records(), [987654, 5, 700, 6, 701, 702])
+    assert [r.get("deltas") for r in out] == [None, [5, 6], [700, 701, 702]]
     assert out[1]["counter"] == "qemu-insn-region" and out[2]["unit"] == "guest_insns"
-    assert fill_deltas(_records(), [5, 5, 7, 7, 7])[2]["deltas"] == [7, 7, 7]  # no calibration region
+    assert fill_deltas(_records(), [5, 7, 5, 7, 7])[2]["deltas"] == [7, 7, 7]  # no calibration region
     with pytest.raises(IcountError, match="cannot be paired"):
         fill_deltas(_records(), [1, 2, 3])
 
 
-def test_icount_variant_and_qemu_command(lab):
-    x = lab.target("x86_64")
-    v = icount_variant(x)
-    assert (v.counter, v.static, v.name) == ("marker", True, "x86_64") and x.counter == "x86_tsc"
-    s = lab.target("sparc64")
-    assert icount_variant(s) is s
-    assert qemu_for(s) == ["qemu-sparc64"]
-    assert qemu_for(x) == ["qemu-x86_64", "-cpu", "max"]  # so -march=native builds run
+def test_runner_environment_comes_from_the_target_data(lab):
+    x, s = lab.target("x86_64"), lab.target("sparc64")
+    assert runner_env(x) == {"CIPHERLAB_RUNNER": "", "CIPHERLAB_EMULATOR": "qemu-x86_64",
+                             "CIPHERLAB_EMULATOR_FLAGS": "-cpu max"}  # so -march=native builds run under QEMU
+    assert runner_env(s, "/p.so") == {"CIPHERLAB_RUNNER": "qemu-sparc64", "CIPHERLAB_EMULATOR": "qemu-sparc64",
+                                      "CIPHERLAB_EMULATOR_FLAGS": "", "CIPHERLAB_QEMU_PLUGIN": "/p.so"}
+
+
+def _runner(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / RUNNER_SCRIPT), *args], capture_output=True, text=True,
+                          env={**os.environ, **env})
+
+
+def test_the_runner_script_pins_wraps_and_counts(tmp_path):
+    plain = _runner("sh", "-c", "echo direct $0", CIPHERLAB_RUNNER="")
+    assert plain.returncode == 0 and plain.stdout.strip() == "direct sh"
+    wrapped = _runner("printf", "%s", CIPHERLAB_RUNNER="echo")  # the emulator runs the program
+    assert wrapped.stdout.strip() == "printf %s"
+    if len(os.sched_getaffinity(0)) > 1:
+        pinned = _runner("--cpu", "1", "sh", "-c", "cat /proc/self/status", CIPHERLAB_RUNNER="")
+        assert re.search(r"Cpus_allowed_list:\s*1$", pinned.stdout, re.M), pinned.stdout
+    counted = _runner("--icount", "0x10,0x20,/tmp/out", "prog", "--x", CIPHERLAB_EMULATOR="echo",
+                      CIPHERLAB_EMULATOR_FLAGS="-cpu max", CIPHERLAB_QEMU_PLUGIN="/lib/p.so")
+    assert counted.stdout.split() == ["-cpu", "max", "-plugin", "/lib/p.so,begin=0x10,end=0x20,out=/tmp/out",
+                                      "prog", "--x"]
+    missing = _runner("--icount", "0x1,0x2,/o", "prog", CIPHERLAB_EMULATOR="echo")
+    assert missing.returncode != 0 and "no icount plugin" in missing.stderr
 
 
 # ----------------------------------------------------------- images helpers
@@ -282,9 +305,8 @@ def test_unsupported_flags_are_per_family_with_a_reason(lab, tmp_path):
             assert family in t.families, f"{name}: {family} is not one of its families"
             assert all(len(why) > 20 for why in flags.values()), f"{name}: say why"
     assert "-flto" in lab.target("mips64").unsupported_flags["clang"]
-    bad = _lab_with_target(tmp_path, "sparc64", GOOD + "unsupported_flags:\n  icc: {-flto: x}\n")
     with pytest.raises(ConfigError) as e:
-        bad.target("sparc64")
+        _lab_with_target(tmp_path, "sparc64", GOOD + "unsupported_flags:\n  icc: {-flto: x}\n")
     assert e.value.key.startswith("unsupported_flags")
 
 

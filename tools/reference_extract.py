@@ -1,6 +1,9 @@
-"""Regenerate the reference CSVs of this folder from the stored text of the papers.
+"""Regenerate the reference CSVs (lab/report/reference/) from the stored text of the papers.
 
-    python -m lab.report.reference.extract [--papers DIR] [--out DIR]
+    python tools/reference_extract.py [--papers DIR] [--out DIR]
+
+A development tool: it lives outside the runtime package, which ships only the
+extracted data files.
 
 The papers are read from ``shared/papers`` beside the checkout (see SOURCES.md
 for which table of which document feeds which CSV). Facts that the table text
@@ -9,7 +12,7 @@ hand, next to the table they describe. Every value is kept as printed in the
 ``printed`` column; ``value`` is the number in it ("inf" for "Inf", empty when
 the paper prints no number).
 
-The CSVs in this folder are this script's output, hand-checked against the
+The CSVs in lab/report/reference/ are this script's output, hand-checked against the
 papers; rerunning it must reproduce them byte for byte (tests/test_reference.py
 checks that when the papers are available).
 """
@@ -21,8 +24,9 @@ import csv
 import re
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_PAPERS = HERE.parents[3] / "shared" / "papers"
+ROOT = Path(__file__).resolve().parent.parent
+HERE = ROOT / "lab" / "report" / "reference"  # where the CSVs live
+DEFAULT_PAPERS = ROOT.parent / "shared" / "papers"
 
 NIST = "nist-1999-ansi-c-efficiency-round1.txt"
 SLIDES = "nist-round1-efficiency-slides.txt"

@@ -10,7 +10,12 @@ argv and cwd need no translation:
 * the repository, read-only,
 * the build directory (default ``<root>/build``), read-write: the only place
   a container writes to (besides a private /tmp),
-* the shared folder (``lab.shared``, the known-answer vectors), read-only.
+* the shared folder (``lab.shared``, the known-answer vectors), read-only,
+* the folder of any other input file a command needs (``prepare(inputs=...)``),
+  read-only.
+
+Built programs start through the image's runner entry point
+(``/usr/local/bin/cipherlab-run``, dockerfiles/scripts/cipherlab-run).
 
 When the lab runs as root, the container user (uid 10001) is given write
 access to the build directory through POSIX ACLs (also inherited by folders
@@ -24,49 +29,61 @@ import os
 import secrets
 import struct
 import subprocess
-import time
+import threading
 from pathlib import Path
 
 from ..config import Lab, Target
+from ..errors import Interrupted
 from ..images import (LABEL_CONTENT, LABEL_REVISION, Engine, EngineError, build_images, detect_engine, image_labels,
                       image_ref)
-from . import Completed
+from .base import TIMED_OUT, Backend, Completed
+from .host import run_process
 
 CONTAINER_UID = 10001  # the image's "lab" user (dockerfiles/scripts/common.sh)
 DEFAULT_TARGET = "x86_64"  # image used for commands of a target without one (e.g. "host")
-TIMED_OUT = 124  # coreutils timeout's status when it had to stop the command
 KILL_GRACE = 5  # seconds between TERM and KILL for a command over its time
+RUNNER_IN_IMAGE = "/usr/local/bin/cipherlab-run"
+PLUGIN_IN_IMAGE = "/opt/cipherlab/lib/libicount.so"
 
 
-class ContainerBackend:
+class ContainerBackend(Backend):
     name = "container"
 
-    def __init__(self, lab: Lab | None = None, engine: Engine | str | None = None, build_dir: Path | None = None,
-                 targets: list[str] | None = None, auto_build: bool = True, progress=print):
-        self.lab = lab or Lab()
+    def __init__(self, lab: Lab, engine: Engine | str | None = None, build_dir: Path | None = None,
+                 auto_build: bool = True, progress=print):
+        super().__init__()
+        self.lab = lab
         self.engine = engine if isinstance(engine, Engine) else \
             detect_engine(None if engine in (None, "auto") else engine, self.lab)
         self.build_dir = Path(build_dir or self.lab.root / "build").resolve()
-        self.targets = list(targets or [])
         self.auto_build = auto_build
         self.progress = progress
         self._containers: dict[str, str] = {}  # target name -> container name
         self._used: dict[str, dict] = {}  # target name -> image facts
-        self._versions: dict[tuple[str, str], str] = {}
         self._broken: dict[str, str] = {}  # target name -> why its container cannot start
+        self._extra_mounts: set[Path] = set()  # folders of input files outside the repository
         uid = os.geteuid()
         self.uid, self.gid = (uid, os.getegid()) if uid != 0 else (CONTAINER_UID, CONTAINER_UID)
         self._access_granted = False
+        self._lock = threading.Lock()  # builds run commands from several threads
         atexit.register(self.close)
 
     # ---------------------------------------------------------- containers
-    def _mounts(self) -> list[str]:
+    def _mount_roots(self) -> list[tuple[Path, str]]:
         root = self.lab.root.resolve()
-        mounts = [f"{root}:{root}:ro", f"{self.build_dir}:{self.build_dir}:rw"]
+        mounts = [(root, "ro"), (self.build_dir, "rw")]
         shared = Path(self.lab.shared).resolve() if self.lab.shared else None
         if shared and shared.is_dir():
-            mounts.append(f"{shared}:{shared}:ro")
-        return [a for m in mounts for a in ("-v", m)]
+            mounts.append((shared, "ro"))
+        mounts += [(d, "ro") for d in sorted(self._extra_mounts)]
+        return mounts
+
+    def _mounts(self) -> list[str]:
+        return [a for d, mode in self._mount_roots() for a in ("-v", f"{d}:{d}:{mode}")]
+
+    def _visible(self, path: Path) -> bool:
+        path = path.resolve()
+        return any(path == d or d in path.parents for d, _ in self._mount_roots())
 
     def _image_for(self, target: Target | None) -> Target:
         if target is not None and target.image:
@@ -83,10 +100,23 @@ class ContainerBackend:
     def image_id(self, target: Target) -> str | None:
         return self.image_info(target)["id"]
 
-    def _start(self, t: Target) -> str:
+    def prepare(self, targets: list[Target], inputs=()) -> None:
+        """Builds missing images (auto_build) and mounts the folders of input files outside the
+        repository read-only (containers started before are restarted with the new mounts)."""
+        new = {Path(p).resolve().parent for p in inputs if not self._visible(Path(p))}
+        if new:
+            self._extra_mounts |= new
+            self.close()
         if self.auto_build:
-            build_images(self.lab, [t.name], self.engine, self.progress)
-        elif not self.engine.image_exists(image_ref(t)):
+            names = sorted({self._image_for(t).name for t in targets})
+            try:
+                build_images(self.lab, names, self.engine, self.progress)
+            except EngineError as e:
+                for n in names:
+                    self._broken[n] = f"container for {n} unavailable: {e}"
+
+    def _start(self, t: Target) -> str:
+        if not self.engine.image_exists(image_ref(t)):
             raise EngineError(f"image {image_ref(t)} is not built: invoke images.build --targets {t.name}")
         self.build_dir.mkdir(parents=True, exist_ok=True)
         if self.uid == CONTAINER_UID and not self._access_granted:
@@ -105,6 +135,10 @@ class ContainerBackend:
         return name
 
     def _container(self, t: Target) -> str:
+        with self._lock:
+            return self._running_container(t)
+
+    def _running_container(self, t: Target) -> str:
         name = self._containers.get(t.name)
         if name:
             state = self.engine.run("inspect", "--format", "{{.State.Running}}", name, timeout=30)
@@ -126,62 +160,44 @@ class ContainerBackend:
         for t in list(self._containers):
             self._kill(t)
 
-    def __enter__(self) -> "ContainerBackend":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # ----------------------------------------------------------- protocol
-    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict | None = None,
-            target: Target | None = None) -> Completed:
-        t0 = time.perf_counter()
+    def exec(self, argv: list[str], *, target: Target, timeout: float, env: dict | None = None) -> Completed:
         t = self._image_for(target)
         if t.name in self._broken:
-            return Completed(argv, 125, "", self._broken[t.name], 0.0)
+            return Completed(list(argv), 125, "", self._broken[t.name], 0.0)
         try:
             name = self._container(t)
         except (EngineError, subprocess.TimeoutExpired) as e:  # no image / engine down: every command fails
             self._broken[t.name] = f"container for {t.name} unavailable: {e}"
-            return Completed(argv, 125, "", self._broken[t.name], time.perf_counter() - t0)
+            return Completed(list(argv), 125, "", self._broken[t.name], 0.0)
         envargs = [a for k, v in (env or {}).items() for a in ("-e", f"{k}={v}")]
         # The command's time limit is enforced inside the container (killing the
         # exec client would leave the command running there).
-        cmd = self.engine.argv("exec", "-w", str(cwd), *envargs, name,
+        cmd = self.engine.argv("exec", "-w", str(self.lab.root.resolve()), *envargs, name,
                                "timeout", "-k", str(KILL_GRACE), f"{timeout:g}", *argv)
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env={**os.environ,
-                               **self.engine.env}, timeout=timeout + KILL_GRACE + 60)
-        except subprocess.TimeoutExpired as e:  # the engine itself hung: start afresh next time
+            c = run_process(cmd, cwd=self.lab.root, timeout=timeout + KILL_GRACE + 60,
+                            env=self.engine.env, cancel=self.cancel)
+        except Interrupted:
+            self._kill(t.name)  # stops what the command started inside
+            raise
+        c.argv = list(argv)
+        if c.timed_out:  # the engine itself hung: start afresh next time
             self._kill(t.name)
-            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-            return Completed(argv, None, out, err, time.perf_counter() - t0, timed_out=True)
-        except FileNotFoundError as e:
-            return Completed(argv, 127, "", str(e), time.perf_counter() - t0)
-        seconds = time.perf_counter() - t0
-        if p.returncode == TIMED_OUT or (p.returncode == 128 + 9 and seconds >= timeout):
-            return Completed(argv, None, p.stdout, p.stderr, seconds, timed_out=True)
-        return Completed(argv, p.returncode, p.stdout, p.stderr, seconds)
+            return c
+        if c.returncode == TIMED_OUT or (c.returncode == 128 + 9 and c.seconds >= timeout):
+            c.returncode, c.timed_out = None, True
+        return c
 
-    def compiler_version(self, cc: str, target: Target | None = None) -> str:
-        """First line of ``cc --version`` inside the target's image (what built the cell)."""
-        t = self._image_for(target)
-        key = (t.name, cc)
-        if key not in self._versions:
-            c = self.run([cc, "--version"], cwd=str(self.lab.root), timeout=60, target=t)
-            lines = c.stdout.strip().splitlines()
-            self._versions[key] = lines[0].strip() if c.returncode == 0 and lines else "unavailable"
-        return self._versions[key]
+    def runner(self) -> str:
+        return RUNNER_IN_IMAGE
+
+    def plugin_path(self) -> str | None:
+        return PLUGIN_IN_IMAGE
 
     def describe(self) -> dict:
-        images = dict(self._used)
-        for name in self.targets:
-            t = self._image_for(self.lab.target(name))
-            if t.name not in images:
-                images[t.name] = self.image_info(t)
         return {"backend": "container", "engine": self.engine.name, "engine_version": self.engine.version(),
-                "network": "none", "user": f"{self.uid}:{self.gid}", "images": images}
+                "network": "none", "user": f"{self.uid}:{self.gid}", "images": dict(self._used)}
 
 
 # ------------------------------------------------------------ build access

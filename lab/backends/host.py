@@ -1,30 +1,80 @@
-"""The host backend: run commands directly on this machine."""
+"""The host backend: commands run directly on this machine, from the repository root."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
+from pathlib import Path
 
-from . import Completed
+from ..config import ROOT, Target
+from ..errors import Interrupted
+from .base import RUNNER_SCRIPT, Backend, Completed
+
+# Where `invoke images.host-plugin` puts the instruction-count plugin (copied from the x86_64 image).
+HOST_PLUGIN = Path("build/qemu-plugin/libicount.so")
 
 
-class HostBackend:
+def run_process(argv: list[str], *, cwd: Path | str, timeout: float, env: dict | None, cancel) -> Completed:
+    """Run argv in its own process group; kill the whole group on timeout or cancel."""
+    t0, wall = time.perf_counter(), time.time()
+    try:
+        p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace", env={**os.environ, **(env or {})}, start_new_session=True)
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+        return Completed(list(argv), 127, "", str(e), time.perf_counter() - t0, started=wall)
+    deadline = t0 + timeout
+    timed_out = False
+    while True:
+        try:
+            out, err = p.communicate(timeout=min(0.5, max(0.01, deadline - time.perf_counter())))
+            break
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.event.is_set():
+                _kill_group(p)
+                p.communicate()
+                raise Interrupted()
+            if time.perf_counter() >= deadline:
+                timed_out = True
+                _kill_group(p)
+                out, err = p.communicate()
+                break
+    seconds = time.perf_counter() - t0
+    if timed_out:
+        return Completed(list(argv), None, out, err, seconds, timed_out=True, started=wall)
+    return Completed(list(argv), p.returncode, out, err, seconds, started=wall)
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class HostBackend(Backend):
     name = "host"
 
-    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict | None = None, target=None) -> Completed:
-        t0 = time.perf_counter()
-        full_env = {**os.environ, **(env or {})}
-        try:
-            p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full_env,
-                               errors="replace")
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-            return Completed(argv, None, out, err, time.perf_counter() - t0, timed_out=True)
-        except FileNotFoundError as e:
-            return Completed(argv, 127, "", f"{e}", time.perf_counter() - t0)
-        return Completed(argv, p.returncode, p.stdout, p.stderr, time.perf_counter() - t0)
+    def __init__(self, root: Path = ROOT):
+        super().__init__()
+        self.root = Path(root)
+
+    def prepare(self, targets: list[Target], inputs=()) -> None:
+        pass  # the host sees every file; its compilers are checked per cell
+
+    def exec(self, argv: list[str], *, target: Target, timeout: float, env: dict | None = None) -> Completed:
+        return run_process(argv, cwd=self.root, timeout=timeout, env=env, cancel=self.cancel)
+
+    def runner(self) -> str:
+        return str(self.root / RUNNER_SCRIPT)
+
+    def plugin_path(self) -> str | None:
+        env = os.environ.get("CIPHERLAB_QEMU_PLUGIN")
+        if env:
+            return env
+        p = self.root / HOST_PLUGIN
+        return str(p) if p.exists() else None
 
     def describe(self) -> dict:
         return {"backend": "host"}

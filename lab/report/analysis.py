@@ -1,6 +1,6 @@
-"""Cross-cell analyses of the 1999 study: platform averages, natural breaks,
-compiler comparison, correctness matrix, memory, comparison with published
-rankings. Pure functions of the tidy results (and reference data)."""
+"""Cross-cell analyses of the 1999 study on the headline estimates: platform averages, natural breaks,
+compiler comparison, correctness matrix, memory, our implementations against the peer libraries.
+Pure functions of the tidy results.  Rankings use portable implementations only."""
 
 from __future__ import annotations
 
@@ -9,38 +9,45 @@ import math
 import numpy as np
 import pandas as pd
 
-from .tables import at_key_size, normalise, row_labels
+from .. import stats
+from .tables import RANKED, at_key_size, key_and_encryption_times, normalise, row_labels
 
 HEADLINE_KEY = 128
 
 
-def _at_key(df: pd.DataFrame, metric: str, key_size: int = HEADLINE_KEY) -> pd.DataFrame:
-    """Rows of one metric at key_size, or at the cipher's smallest key when it has no such size."""
-    return at_key_size(df[(df.metric == metric) & (df.status == "ok")].copy(), key_size)
+def _at_key(df: pd.DataFrame, metric: str, key_size: int = HEADLINE_KEY, ranked: bool = True) -> pd.DataFrame:
+    """Rows of one metric at key_size (or the cipher's smallest key when it has no such size), ok cells,
+    portable implementations only when ranked."""
+    sel = df[(df.metric == metric) & (df.status == "ok")]
+    if ranked:
+        sel = sel[sel.impl_class == RANKED]
+    return at_key_size(sel.copy(), key_size)
 
 
 def platform_averages(df: pd.DataFrame, metric: str = "encrypt_speed") -> pd.DataFrame:
-    """Per target: each row label's metric averaged over the toolchains (NIST Figs. 3, 5, 6)."""
+    """Per target: each portable row's estimate averaged over the toolchains (NIST Figs. 3, 5, 6), with the
+    mean of the interval ends as its interval."""
     sel = _at_key(df, metric)
+    cols = ["target", "emulated", "row", "cipher", "value", "ci_low", "ci_high", "n_toolchains", "spread"]
     if sel.empty:
-        return pd.DataFrame(columns=["target", "emulated", "row", "cipher", "value", "n_toolchains", "spread"])
+        return pd.DataFrame(columns=cols)
     sel["row"] = row_labels(sel)
     g = sel.groupby(["target", "emulated", "row", "cipher"])
-    out = g.value.agg(["mean", "count", "min", "max"]).reset_index()
-    out = out.rename(columns={"mean": "value", "count": "n_toolchains"})
-    out["spread"] = out["max"] / out["min"]
-    return out.sort_values(["target", "value"], ascending=[True, False]).reset_index(drop=True)
+    out = g.agg(value=("estimate", "mean"), ci_low=("ci_low", "mean"), ci_high=("ci_high", "mean"),
+                n_toolchains=("estimate", "count"), lo=("estimate", "min"), hi=("estimate", "max")).reset_index()
+    out["spread"] = out["hi"] / out["lo"]
+    return out[cols].sort_values(["target", "value"], ascending=[True, False]).reset_index(drop=True)
 
 
 def instruction_averages(df: pd.DataFrame, n_blocks: int = 128) -> pd.DataFrame:
-    """Per target: Encrypt-n guest instructions per block averaged over toolchains, as a rate
-    (bits encrypted per 1000 guest instructions, higher is better) so it ranks like a speed."""
+    """Per target: Encrypt-n guest instructions per block averaged over toolchains, as a rate (bits encrypted
+    per 1000 guest instructions, higher is better) so it ranks like a speed."""
     sel = _at_key(df[df.n_blocks == n_blocks], "insn_encrypt_per_block")
     if sel.empty:
         return pd.DataFrame(columns=["target", "emulated", "row", "cipher", "value", "insns"])
     sel["row"] = row_labels(sel)
-    sel["rate"] = sel.block_bits * 1000.0 / sel.value
-    out = sel.groupby(["target", "emulated", "row", "cipher"]).agg(value=("rate", "mean"), insns=("value", "mean"))
+    sel["rate"] = sel.block_bits * 1000.0 / sel.estimate
+    out = sel.groupby(["target", "emulated", "row", "cipher"]).agg(value=("rate", "mean"), insns=("estimate", "mean"))
     return out.reset_index().sort_values(["target", "value"], ascending=[True, False]).reset_index(drop=True)
 
 
@@ -48,12 +55,13 @@ def normalised_platform(df: pd.DataFrame) -> pd.DataFrame:
     """Fig. 4: key-setup time and encryption time averaged over toolchains, each / best, summed."""
     enc = platform_averages(df, "encrypt_speed")
     key = platform_averages(df, "key_setup_speed")
+    cols = ["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]
     if enc.empty or key.empty:
-        return pd.DataFrame(columns=["target", "row", "key_norm", "enc_norm", "metric"])
+        return pd.DataFrame(columns=cols)
     m = enc.merge(key, on=["target", "emulated", "row", "cipher"], suffixes=("_enc", "_key"))
     m["enc_time"] = 1.0 / m.value_enc
     m["key_time"] = 1.0 / m.value_key
-    return normalise(m, by=["target"])[["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]]
+    return normalise(m, by=["target"])[cols]
 
 
 def natural_breaks(values: list[float], classes: int = 3) -> list[float]:
@@ -68,11 +76,9 @@ def natural_breaks(values: list[float], classes: int = 3) -> list[float]:
 
 
 def top_performers(avg: pd.DataFrame, classes: int = 3, insn: pd.DataFrame | None = None) -> dict:
-    """Section 5.4: per platform, the top natural-breaks group of encryption speed; and the
-    ciphers in the top group of every platform (hardware platforms only).
-
-    Emulated platforms are grouped by guest instructions per block (from `insn`, see
-    instruction_averages) when available, since their wall-clock speed measures QEMU."""
+    """Section 5.4: per platform, the top natural-breaks group of encryption speed; and the ciphers in the top
+    group of every hardware platform.  Emulated platforms are grouped by guest instructions per block (from
+    `insn`) when available, since their wall-clock speed measures QEMU."""
     groups: dict[str, dict] = {}
     emulated = set(avg[avg.emulated.astype(bool)].target) if not avg.empty else set()
     parts = [avg[~avg.target.isin(emulated)]] if emulated else [avg]
@@ -81,21 +87,20 @@ def top_performers(avg: pd.DataFrame, classes: int = 3, insn: pd.DataFrame | Non
         have = set(by_insn.target) if by_insn is not None and not by_insn.empty else set()
         parts += [by_insn.assign(basis="guest instructions")] if have else []
         parts.append(avg[avg.target.isin(emulated - have)])
-    data = pd.concat([p for p in parts if p is not None and not p.empty]) if any(
-        p is not None and not p.empty for p in parts) else avg
+    nonempty = [p for p in parts if p is not None and not p.empty]
+    data = pd.concat(nonempty) if nonempty else avg
     for target, g in data.groupby("target"):
         breaks = natural_breaks(list(g.value), classes)
         if len(breaks) < 2:
             continue
         edges = breaks[1:-1]
-        group_of = {row: 1 + sum(v <= e for e in edges[::-1]) for row, v in zip(g.row, g.value)}
-        # group 1 = fastest
+        group_of = {row: 1 + sum(v <= e for e in edges[::-1]) for row, v in zip(g.row, g.value)}  # 1 = fastest
         n_groups = len(edges) + 1
         groups[target] = {
             "emulated": bool(g.emulated.iloc[0]),
             "basis": g["basis"].iloc[0] if "basis" in g and isinstance(g["basis"].iloc[0], str) else "Kbit/s",
             "breaks": breaks,
-            "groups": [[r for r, k in group_of.items() if k == i] for i in range(1, n_groups + 1)],
+            "groups": [sorted(r for r, k in group_of.items() if k == i) for i in range(1, n_groups + 1)],
         }
     hw = [t for t, v in groups.items() if not v["emulated"]]
     consistent = sorted(set.intersection(*(set(groups[t]["groups"][0]) for t in hw))) if hw else []
@@ -103,12 +108,12 @@ def top_performers(avg: pd.DataFrame, classes: int = 3, insn: pd.DataFrame | Non
 
 
 def compilers_relative(df: pd.DataFrame) -> pd.DataFrame:
-    """Per cipher row and target: each toolchain's encryption speed / the best toolchain's."""
-    sel = _at_key(df, "encrypt_speed")
+    """Per row and target: each toolchain's encryption speed estimate / the best toolchain's."""
+    sel = _at_key(df, "encrypt_speed", ranked=False)
     if sel.empty:
         return pd.DataFrame()
     sel["row"] = row_labels(sel)
-    sel["relative"] = sel.value / sel.groupby(["target", "row"]).value.transform("max")
+    sel["relative"] = sel.estimate / sel.groupby(["target", "row"]).estimate.transform("max")
     return sel.pivot_table(index=["target", "row"], columns="toolchain", values="relative").sort_index()
 
 
@@ -127,40 +132,80 @@ def correctness_matrix(cells: pd.DataFrame) -> dict:
 
 
 def memory_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per implementation: static table bytes, key-schedule bytes, code bytes (gcc-O3 build when
-    present), and its best encryption speed on the first hardware target."""
+    """Per implementation: static table bytes, key-schedule bytes, code bytes (gcc-O3 build when present),
+    their sum, and its best encryption speed estimate on hardware.  Sorted by cipher, so versions of a
+    cipher (CRYPTON and CRYPTON v1.0) stand next to each other."""
     facts = df[df.metric.isin(["table_bytes", "key_schedule_bytes", "code_bytes"])]
+    cols = ["row", "cipher", "implementation", "impl_class", "table_bytes", "key_schedule_bytes", "code_bytes",
+            "memory_bytes", "encrypt_speed"]
     if facts.empty:
-        return pd.DataFrame()
+        return pd.DataFrame(columns=cols)
     facts = facts.copy()
     facts["row"] = row_labels(facts)
-    pref = facts.toolchain.map(lambda t: 0 if t == "gcc-O3" else 1)
-    facts = facts.assign(pref=pref).sort_values("pref")
-    mem = facts.groupby(["row", "cipher", "implementation", "metric"]).value.first().unstack("metric").reset_index()
-    speed = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed")
+    facts = facts.assign(pref=facts.toolchain.map(lambda t: 0 if t == "gcc-O3" else 1)).sort_values("pref")
+    mem = facts.groupby(["row", "cipher", "implementation", "impl_class", "metric"]).estimate.first() \
+        .unstack("metric").reset_index()
+    for col in ("table_bytes", "key_schedule_bytes", "code_bytes"):
+        if col not in mem:
+            mem[col] = np.nan
+    mem["memory_bytes"] = mem.table_bytes.fillna(0) + mem.key_schedule_bytes.fillna(0)
+    speed = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed", ranked=False)
+    mem["encrypt_speed"] = np.nan
     if not speed.empty:
         speed = speed.copy()
         speed["row"] = row_labels(speed)
-        best = speed.groupby("row").value.max().rename("encrypt_speed")
-        mem = mem.merge(best, left_on="row", right_index=True, how="left")
-    for col in ("table_bytes", "key_schedule_bytes", "code_bytes", "encrypt_speed"):
-        if col not in mem:
-            mem[col] = np.nan
-    return mem.sort_values(["cipher", "implementation"]).reset_index(drop=True)
+        best = speed.groupby("row").estimate.max()
+        mem["encrypt_speed"] = mem.row.map(best)
+    return mem[cols].sort_values(["cipher", "implementation"]).reset_index(drop=True)
 
 
-def kendall_tau(ours: list[str], theirs: list[str]) -> tuple[float, int]:
-    """Kendall's tau between two rankings over their common items; (tau, n common)."""
-    from scipy.stats import kendalltau
+def versus_libraries(df: pd.DataFrame) -> list[dict]:
+    """Per hardware target, toolchain and cipher: our fastest implementation of a kind against the fastest peer
+    of the same kind (portable C or scalar assembly against our portable code; hardware against hardware), as
+    the ratio of costs ours / peer with its interval (below 1: ours is faster)."""
+    sel = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed", ranked=False)
+    if sel.empty or not (sel.impl_class == "peer").any():
+        return []
+    kind_of_peer = {"portable": "portable", "asm": "portable", "simd": "simd", "hardware": "hardware"}
+    out = []
+    for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
+        peers = g[g.impl_class == "peer"]
+        if peers.empty:
+            continue
+        for kind in ("portable", "simd", "hardware"):
+            ours = g[g.impl_class == kind]
+            theirs = peers[peers.code.map(kind_of_peer) == kind]
+            if ours.empty or theirs.empty:
+                continue
+            a = ours.loc[ours.estimate.idxmax()]
+            b = theirs.loc[theirs.estimate.idxmax()]
+            cmp = stats.compare(b.per_process, a.per_process, "min")  # costs: ours / peer
+            out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
+                        "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
+                        "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
+                        "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie")})
+    return out
+
+
+def kendall_tau(ours: list[str], theirs: list[str], permutations: int = 9999) -> tuple[float, int, float]:
+    """Kendall's tau between two rankings over their common items: (tau, n common, permutation p-value)."""
+    from scipy.stats import kendalltau, permutation_test
 
     common = [x for x in ours if x in theirs]
     if len(common) < 3:
-        return float("nan"), len(common)
-    a = [ours.index(x) for x in common]
-    b = [theirs.index(x) for x in common]
-    tau, _ = kendalltau(a, b)
-    return float(tau), len(common)
+        return float("nan"), len(common), float("nan")
+    a = np.array([ours.index(x) for x in common], dtype=float)
+    b = np.array([theirs.index(x) for x in common], dtype=float)
+    tau = float(kendalltau(a, b).statistic)
+    res = permutation_test((a, b), lambda x, y: kendalltau(x, y).statistic, permutation_type="pairings",
+                           n_resamples=permutations, alternative="greater", rng=np.random.default_rng(0))
+    return tau, len(common), float(res.pvalue)
 
 
 def rank(values: pd.Series, higher_is_better: bool = True) -> list[str]:
     return list(values.sort_values(ascending=not higher_is_better).index)
+
+
+__all__ = ["platform_averages", "instruction_averages", "normalised_platform", "natural_breaks", "top_performers",
+           "compilers_relative", "correctness_matrix", "memory_table", "versus_libraries", "kendall_tau", "rank",
+           "key_and_encryption_times"]

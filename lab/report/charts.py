@@ -23,9 +23,11 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog so it can be inlined
 
 
-def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str, errors: list[float] | None = None,
-         highlight_best: str = "max", note: str | None = None) -> str:
-    """Horizontal bar chart, one bar per label, in the given order (top first)."""
+def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str,
+         interval: tuple[list[float], list[float]] | None = None, highlight_best: str = "max",
+         note: str | None = None) -> str:
+    """Horizontal bar chart, one bar per label, in the given order (top first); `interval` (lows, highs)
+    draws each value's confidence interval as an error bar."""
     if not labels:
         return ""
     h = 0.28 * len(labels) + 1.0
@@ -33,7 +35,13 @@ def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str, err
     y = list(range(len(labels)))[::-1]
     best = (max if highlight_best == "max" else min)(values)
     colors = ["#1f6f43" if v == best else "#4a78b5" for v in values]
-    ax.barh(y, values, xerr=errors, color=colors, error_kw={"elinewidth": 0.8, "ecolor": "#333"})
+    xerr = None
+    if interval is not None:
+        lo, hi = (np.asarray(x, dtype=float) for x in interval)
+        v = np.asarray(values, dtype=float)
+        err = np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
+        xerr = np.where(np.isfinite(err), err, 0.0)  # no interval (one process): no bar
+    ax.barh(y, values, xerr=xerr, color=colors, error_kw={"elinewidth": 0.8, "ecolor": "#333", "capsize": 2})
     ax.set_yticks(y, labels)
     ax.set_xlabel(xlabel)
     ax.set_title(title, loc="left", fontsize=10)
@@ -94,7 +102,7 @@ def scatter_memory(mem: pd.DataFrame, *, title: str) -> str:
     m = mem.dropna(subset=["encrypt_speed"])
     if m.empty:
         return ""
-    x = m.get("table_bytes", 0).fillna(0) + m.get("key_schedule_bytes", 0).fillna(0)
+    x = m["memory_bytes"]
     fig, ax = plt.subplots(figsize=(7.0, 4.5))
     ciphers = sorted(m.cipher.unique())
     cmap = plt.get_cmap("tab20")

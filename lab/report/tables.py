@@ -1,4 +1,11 @@
-"""Report tables computed from the tidy results (never from running anything)."""
+"""Report tables computed from the tidy results (never from running anything).
+
+Every number shown is the headline ``estimate`` (lab/stats.py); its hover
+text gives the interval, the estimator, the precision reached and NIST's
+3-sigma mean beside it.  NIST-comparable rankings (A.1/A.2 order, the section
+5.1 metric, charts) use portable implementations only; hardware, SIMD and
+peer implementations get their own labelled rows below them.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +15,20 @@ import pandas as pd
 
 A1_KEYS = (128, 192, 256)
 A2_SIZES = (1, 16, 128, 1024, 32768)
+RANKED = "portable"
+CLASS_NAMES = {"portable": "portable C", "simd": "SIMD", "hardware": "hardware instructions",
+               "peer": "peer library"}
+# A multi-block call this much cheaper per block than single-block calls is noted in the cycle table.
+VECTORISED = 0.6
 
 
 def row_labels(df: pd.DataFrame) -> pd.Series:
-    """Row name per result row: the cipher's label, plus the strategy when several are shown."""
-    multi = df.groupby("cipher")["implementation"].transform("nunique") > 1
-    return df["label"].where(~multi, df["label"] + " [" + df["implementation"] + "]")
+    """Row name per result row: the cipher's label, plus the implementation when several are shown."""
+    if df.empty:
+        return pd.Series([], dtype=object, index=df.index)
+    ours = df["impl_class"] != "peer"
+    multi = df[ours].groupby("cipher")["implementation"].transform("nunique").reindex(df.index).fillna(1) > 1
+    return df["label"].where(~(multi & ours), df["label"] + " [" + df["implementation"] + "]")
 
 
 def at_key_size(df: pd.DataFrame, key_size: int = 128) -> pd.DataFrame:
@@ -46,68 +61,119 @@ def platforms(df: pd.DataFrame) -> list[tuple[str, str]]:
     return list(zip(pairs["toolchain"], pairs["target"]))
 
 
-def _fmt(v: float, digits: int = 1) -> str:
+def fmt(v, digits: int = 1) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     return f"{v:,.{digits}f}"
 
 
+def _pct(v) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{100 * v:.1f} %"
+
+
+def number(r: pd.Series, name: str, digits: int = 1) -> dict:
+    """One shown number: the estimate (or '< bound'), a mark when its precision target was missed, and a
+    hover text with the interval, the estimator and NIST's value."""
+    unit = str(r.unit).replace("_", " ")
+    if bool(r.below_resolution):
+        return {"text": f"< {fmt(r.bound, 2)}", "value": r.bound, "below": True, "missed": False,
+                "title": f"{name}: below the counter's resolution (indistinguishable from the empty-call overhead): "
+                         f"at most {fmt(r.bound, 2)} {unit}"}
+    est = r.estimate
+    title = f"{name}: {fmt(est, 2)} {unit}"
+    if r.estimator in ("min", "median"):
+        title += (f", 95 % CI [{fmt(r.ci_low, 2)}, {fmt(r.ci_high, 2)}] ({'best case' if r.estimator == 'min' else 'median'}"
+                  f" over {int(r.processes)} processes; ±{_pct(r.precision)} reached, target ±{_pct(r.precision_target)})"
+                  f" | NIST value (mean within 3 sd of the median) {fmt(r.value, 2)}; median {fmt(r['median'], 2)}; "
+                  f"sd {fmt(r['std'], 2)}; {int(r.n)}/{int(r.n_total)} samples")
+    elif r.estimator == "exact":
+        title += " (exact count)"
+    missed = not bool(r.precision_met)
+    if missed:
+        title += " | † precision target not reached"
+    return {"text": fmt(est, digits) + (" †" if missed else ""), "value": est, "below": False, "missed": missed,
+            "title": title, "ci_low": r.ci_low, "ci_high": r.ci_high, "nist": r.value}
+
+
+def _status_rows(cells: pd.DataFrame, toolchain: str, target: str) -> pd.DataFrame:
+    cs = cells[(cells.toolchain == toolchain) & (cells.target == target)].copy()
+    cs["row"] = row_labels(cs) if not cs.empty else []
+    return cs
+
+
 def a1_table(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str) -> dict:
     """NIST Appendix A.1: Enc/Dec Kbit/s and Key keys/s for 128/192/256-bit keys.
 
-    Returns {"columns": [...], "rows": [{"label", "status", "reason", "cells": [{"text","title"}]}],
-    "other": rows of ciphers with other key sizes (DES 64, 3DES 192 also listed by size)}.
-    """
+    rows: portable implementations (sorted by name); other: portable ciphers with other key sizes
+    (DES 64, 3DES 192); classes: {class: rows} of hardware, SIMD and peer implementations."""
     sel = df[(df.toolchain == toolchain) & (df.target == target)].copy()
     sel["row"] = row_labels(sel) if not sel.empty else []
-    cs = cells[(cells.toolchain == toolchain) & (cells.target == target)].copy()
-    cs["row"] = row_labels(cs) if not cs.empty else []
+    cs = _status_rows(cells, toolchain, target)
     columns = [f"{op}{k}" for k in A1_KEYS for op in ("Enc", "Dec", "Key")]
     metric_of = {"Enc": "encrypt_speed", "Dec": "decrypt_speed", "Key": "key_setup_speed"}
-    rows, other = [], []
+    rows, other, classes = [], [], {}
     for _, c in cs.sort_values("row").iterrows():
         mine = sel[sel.cell == c.cell]
-        entry = {"label": c.row, "status": c.status, "reason": c.reason, "cells": [], "cell": c.cell}
+        entry = {"label": c.row, "status": c.status, "reason": c.reason, "cells": [], "cell": c.cell,
+                 "impl_class": c.impl_class}
         sizes = sorted(int(k) for k in mine[mine.metric == "encrypt_speed"].key_size.dropna().unique())
         aes_like = not sizes or any(k in A1_KEYS for k in sizes)
         keys = A1_KEYS if aes_like else tuple(sizes)
         for k in keys:
             for op in ("Enc", "Dec", "Key"):
                 r = mine[(mine.metric == metric_of[op]) & (mine.key_size == k)]
-                if r.empty:
-                    entry["cells"].append({"text": "", "title": "not measured"})
-                else:
-                    r = r.iloc[0]
-                    entry["cells"].append({
-                        "text": _fmt(r.value), "value": r.value,
-                        "title": f"{op}{k}: mean within 3 sd of median = {r.value:,.1f} {r.unit}; "
-                                 f"median {r['median']:,.1f}; sd {r['std']:,.1f}; n {int(r['n'])}/{int(r['n_total'])}",
-                    })
-        if aes_like:
+                entry["cells"].append(number(r.iloc[0], f"{op}{k}") if not r.empty
+                                      else {"text": "", "title": "not measured"})
+        if c.impl_class != RANKED:
+            entry["key_sizes"] = list(keys)
+            classes.setdefault(c.impl_class, []).append(entry)
+        elif aes_like:
             rows.append(entry)
         else:
             entry["key_sizes"] = list(keys)
             other.append(entry)
-    return {"columns": columns, "rows": rows, "other": other}
+    return {"columns": columns, "rows": rows, "other": other,
+            "classes": [{"name": CLASS_NAMES[k], "impl_class": k, "rows": v} for k, v in sorted(classes.items())]}
+
+
+def _vectorised(df: pd.DataFrame, toolchain: str, target: str, prefix: str) -> dict[str, float]:
+    """Cells whose Encrypt-128 costs per block much less than Encrypt-1, and less than the same implementation
+    built by another toolchain does (so the compiler, not the code, did it): {cell: per-block ratio}."""
+    e = df[(df.target == target) & (df.metric == prefix + "encrypt_per_block") & (df.status == "ok")]
+    if e.empty:
+        return {}
+    p = e.pivot_table(index=["cell", "cipher", "implementation", "toolchain"], columns="n_blocks",
+                      values="estimate", aggfunc="first").reset_index()
+    if 1 not in p or 128 not in p:
+        return {}
+    p["ratio"] = p[128] / p[1]
+    out = {}
+    for _, r in p[p.toolchain == toolchain].iterrows():
+        others = p[(p.cipher == r.cipher) & (p.implementation == r.implementation) & (p.toolchain != toolchain)]
+        if r.ratio < VECTORISED and (others.empty or r.ratio < VECTORISED * others.ratio.min()):
+            out[r.cell] = float(r.ratio)
+    return out
 
 
 def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128, prefix: str | None = None) -> dict:
-    """NIST Appendix A.2: EKey, DKey, Encrypt-n/Decrypt-n per block, Init; sorted by Encrypt-128.
+    """NIST Appendix A.2: EKey, DKey, Encrypt-n/Decrypt-n per block, Init, Null; sorted by Encrypt-128.
 
-    prefix "" uses the cycle counter, "insn_" guest-instruction counts; None picks the cycle
-    counter when the platform has one, else instructions (emulated targets)."""
+    prefix "" uses the cycle counter, "insn_" guest-instruction counts; None picks the cycle counter
+    when the platform has one, else instructions (emulated targets).  Portable rows are ranked; other
+    classes follow in `classes`.  `vectorised` lists rows whose multi-block calls are far cheaper per
+    block than single-block calls (a compiler that vectorised the loop over blocks)."""
     sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == "ok")].copy()
     if prefix is None:
         prefix = "" if (sel.metric == "ekey").any() else "insn_"
+    vec = _vectorised(df, toolchain, target, prefix)
     sel = sel[sel.metric.str.startswith(prefix)] if prefix else sel[~sel.metric.str.startswith("insn_")]
     sel = sel.assign(metric=sel.metric.str.removeprefix(prefix)) if prefix else sel
     if sel.empty:
-        return {"columns": [], "rows": [], "unit": None, "counter": None}
+        return {"columns": [], "rows": [], "classes": [], "unit": None, "counter": None, "vectorised": []}
     sel["row"] = row_labels(sel)
-    # ciphers without a 128-bit key (DES) use their own smallest size
     first_ks = sel[sel.metric == "ekey"].groupby("cell")["key_size"].min()
     columns = ["EKey", "DKey"] + [f"{d}-{n}" for n in A2_SIZES for d in ("Encrypt", "Decrypt")] + ["Init", "Null"]
-    rows = []
+    rows, classes, notes = [], {}, []
     for cell, g in sel.groupby("cell"):
         ks = key_size if (g[g.metric == "ekey"].key_size == key_size).any() else first_ks.get(cell)
         g = g[g.key_size == ks]
@@ -118,7 +184,7 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
             r = g[(g.metric == metric) & ((g.n_blocks == n) if n else g.n_blocks.isna())]
             return r.iloc[0] if not r.empty else None
 
-        cells, sort_key = [], math.inf
+        shown, sort_key = [], math.inf
         for col in columns:
             if col in ("EKey", "DKey", "Init", "Null"):
                 r = val({"EKey": "ekey", "DKey": "dkey", "Init": "init", "Null": "null_overhead"}[col])
@@ -126,52 +192,67 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
                 d, n = col.split("-")
                 r = val("encrypt_per_block" if d == "Encrypt" else "decrypt_per_block", int(n))
             if r is None:
-                cells.append({"text": "", "title": "not measured"})
+                shown.append({"text": "", "title": "not measured"})
                 continue
-            if col == "Encrypt-128":
-                sort_key = r.value
-            cells.append({"text": _fmt(r.value, 0), "value": r.value,
-                          "title": f"{col}: {r.value:,.1f} {r.unit}; median {r['median']:,.1f}; sd {r['std']:,.1f}; "
-                                   f"n {int(r['n'])}/{int(r['n_total'])}"})
+            if col == "Encrypt-128" and not r.below_resolution:
+                sort_key = r.estimate
+            shown.append(number(r, col, 0 if prefix or r.estimate >= 100 else 1))
         label = g.row.iloc[0] + ("" if ks == key_size else f" ({int(ks)}-bit key)")
-        rows.append({"label": label, "cells": cells, "sort": sort_key})
+        entry = {"label": label, "cells": shown, "sort": sort_key, "impl_class": g.impl_class.iloc[0]}
+        if cell in vec:
+            entry["label"] += " ‡"
+            notes.append(f"{label}: Encrypt-128 costs {vec[cell]:.2f}× Encrypt-1 per block with {toolchain}, far "
+                         "less than other toolchains make of the same code: the compiler vectorised or interleaved "
+                         "the loop over blocks")
+        (rows if entry["impl_class"] == RANKED else classes.setdefault(entry["impl_class"], [])).append(entry)
     rows.sort(key=lambda r: r["sort"])
     unit = sel[sel.metric == "ekey"].unit.iloc[0] if (sel.metric == "ekey").any() else None
     counter = sel[sel.metric == "ekey"].counter.iloc[0] if (sel.metric == "ekey").any() else None
-    return {"columns": columns, "rows": rows, "unit": unit, "counter": counter}
+    return {"columns": columns, "rows": rows, "unit": unit, "counter": counter, "vectorised": notes,
+            "classes": [{"name": CLASS_NAMES[k], "impl_class": k, "rows": sorted(v, key=lambda r: r["sort"])}
+                        for k, v in sorted(classes.items())]}
 
 
 def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128) -> pd.DataFrame:
-    """Encrypt speed (Kbit/s) per row label at key_size (or the cipher's own size)."""
-    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.metric == "encrypt_speed")].copy()
+    """Encryption speed estimate (Kbit/s) of the portable implementations per row label at key_size (or
+    the cipher's own size), with its interval; fastest first."""
+    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.metric == "encrypt_speed")
+             & (df.impl_class == RANKED) & (df.status == "ok")].copy()
     if sel.empty:
-        return pd.DataFrame(columns=["row", "value", "std", "key_size"])
+        return pd.DataFrame(columns=["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"])
     sel["row"] = row_labels(sel)
-    out = at_key_size(sel, key_size)[["row", "value", "std", "key_size", "cipher"]]
-    return out.sort_values("value", ascending=False).reset_index(drop=True)
+    out = at_key_size(sel, key_size)[["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"]]
+    return out.sort_values("estimate", ascending=False).reset_index(drop=True)
 
 
-def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128) -> pd.DataFrame:
-    """Section 5.1: key-setup time and encryption time per block, each divided by the best
-    (smallest) in its category, summed. 2.0 = best in both; larger is slower."""
-    sel = df[(df.toolchain == toolchain) & (df.target == target)
-             & df.metric.isin(["encrypt_speed", "key_setup_speed"])].copy()
-    if sel.empty:
-        return pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
-    sel["row"] = row_labels(sel)
-    sel = at_key_size(sel, key_size)
-    t = sel.pivot_table(index=["cell", "row", "cipher", "key_size"], columns="metric", values="value").reset_index()
+def key_and_encryption_times(sel: pd.DataFrame, index: list[str]) -> pd.DataFrame:
+    """Per index group: enc_time (s per Kbit) and key_time (s per key) from the speed estimates."""
+    t = sel.pivot_table(index=index, columns="metric", values="estimate", aggfunc="first").reset_index()
     if not {"encrypt_speed", "key_setup_speed"} <= set(t.columns):
-        return pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
+        return pd.DataFrame(columns=[*index, "enc_time", "key_time"])
     t = t.dropna(subset=["encrypt_speed", "key_setup_speed"])
     t["key_time"] = 1.0 / t.key_setup_speed  # seconds per key
     t["enc_time"] = 1.0 / t.encrypt_speed  # seconds per Kbit
-    return normalise(t)
+    return t
+
+
+def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str,
+                                   key_size: int = 128) -> pd.DataFrame:
+    """Section 5.1 over the portable implementations: key-setup time and encryption time per block, each
+    divided by the best (smallest) in its category, summed. 2.0 = best in both; larger is slower."""
+    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == "ok") & (df.impl_class == RANKED)
+             & df.metric.isin(["encrypt_speed", "key_setup_speed"])].copy()
+    empty = pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
+    if sel.empty:
+        return empty
+    sel["row"] = row_labels(sel)
+    t = key_and_encryption_times(at_key_size(sel, key_size), ["cell", "row", "cipher", "key_size"])
+    return normalise(t) if not t.empty else empty
 
 
 def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 128) -> dict:
-    """Guest instructions per block (Encrypt-n) for every target, one table per toolchain, with
-    the host's measured encryption speed alongside: the deterministic column all targets share."""
+    """Guest instructions per block (Encrypt-n) for every target, one table per toolchain, with the host's
+    measured encryption speed alongside: the deterministic column all targets share."""
     sel = df[(df.metric == "insn_encrypt_per_block") & (df.n_blocks == n_blocks) & (df.status == "ok")].copy()
     if sel.empty:
         return {"toolchains": []}
@@ -186,10 +267,10 @@ def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 12
         hw_target = hw.target.iloc[0] if not hw.empty else None
         rows = []
         for row, gr in g.groupby("row"):
-            v = {t: gr[gr.target == t].value.iloc[0] if (gr.target == t).any() else None for t in targets}
+            v = {t: gr[gr.target == t].estimate.iloc[0] if (gr.target == t).any() else None for t in targets}
             sp = hw[(hw.row == row) & (hw.target == hw_target)]
             sp = sp[sp.key_size == key_size] if (sp.key_size == key_size).any() else sp
-            rows.append({"row": row, "values": v, "speed": sp.value.iloc[0] if not sp.empty else None})
+            rows.append({"row": row, "values": v, "speed": sp.estimate.iloc[0] if not sp.empty else None})
         rows.sort(key=lambda r: next((x for x in r["values"].values() if x is not None), math.inf))
         out.append({"toolchain": tc, "targets": targets, "rows": rows, "speed_target": hw_target})
     return {"toolchains": out, "n_blocks": n_blocks}

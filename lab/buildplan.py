@@ -1,0 +1,161 @@
+"""The one build plan: (implementation, toolchain, target, program) -> compiler and linker argv lists.
+
+:func:`plan_build` is the only place a command line is assembled; the run,
+``lab verify``, ``lab.native`` (cffi) and the peer libraries all use it.
+Programs:
+
+* ``kat``, ``timing``, ``cycles`` — the harness programs (c_src/harness), with
+  the target's cycle counter for ``cycles``;
+* ``icount`` — ``cycles`` with the marker counter, linked statically, for
+  guest-instruction counts under QEMU (any target, the host's too);
+* ``native`` — a shared library for cffi (host only, position independent).
+
+Layout under the build directory::
+
+    <target>/<toolchain>/harness/<counter>/<file>.o     shared by every implementation
+    <target>/<toolchain>/<cipher>/<impl>/<file>.o       the implementation's objects, its registry.o
+    <target>/<toolchain>/<cipher>/<impl>/<program>      programs (icount/cycles; native/ holds PIC objects, libcl.so)
+
+Paths in argv are relative to the repository root when they are inside it
+(every backend runs commands from the root), absolute otherwise.  Whether a
+step must run again is decided by :mod:`lab.build` from a content hash of
+its argv, its inputs and the compiler's version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Impl, Target, Toolchain, host_arch
+
+HARNESS = Path("c_src/harness")
+INCLUDE = Path("c_src/include")
+MAINS = {"kat": "kat.c", "timing": "timing.c", "cycles": "cycles.c", "icount": "cycles.c"}
+PROGRAMS = (*MAINS, "native")
+COMMON = ("api.c", "util.c")
+COUNTERS = {"x86_tsc": "counter_x86_tsc.c", "clock": "counter_clock.c", "marker": "counter_marker.c"}
+# Flags that only make sense on the machine that builds: dropped for other arches.
+HOST_ONLY_FLAGS = {"-march=native", "-mtune=native", "-mcpu=native"}
+# Flags the cffi library cannot use (LTO objects in a shared library need the linker plugin).
+NATIVE_DROPPED = {"-flto"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One compiler or linker invocation."""
+
+    argv: tuple[str, ...]
+    output: Path            # absolute
+    inputs: tuple[Path, ...]  # absolute; their content decides whether the step runs again
+    compiler: str
+    kind: str               # "compile" or "link"
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    program: str
+    output: Path            # absolute path of the program (or library)
+    steps: tuple[Step, ...]
+    compiler: str           # the C compiler
+    cflags: tuple[str, ...]
+    ldflags: tuple[str, ...]
+    objects: tuple[Path, ...]  # the implementation's own objects (code size)
+
+    @property
+    def compilers(self) -> set[str]:
+        return {s.compiler for s in self.steps}
+
+
+def is_native(target: Target) -> bool:
+    return target.runner == "native" and target.arch == host_arch()
+
+
+def compiler(toolchain: Toolchain, target: Target, language: str = "c") -> str:
+    """The compiler executable for a target (cross prefix for gcc)."""
+    exe = toolchain.cxx if language == "c++" else toolchain.cc
+    if is_native(target) or toolchain.family == "clang":
+        return exe
+    return f"{target.triple}-{exe}"
+
+
+def effective_flags(toolchain: Toolchain, target: Target) -> list[str]:
+    """The toolchain's flags adapted to the target (documented in the profiles' notes)."""
+    native = is_native(target)
+    flags = [f for f in toolchain.flags if native or f not in HOST_ONLY_FLAGS]
+    flags += toolchain.flags_for_arch(target.arch)
+    if not native:
+        flags += [f"--target={target.triple}", *target.clang_flags] if toolchain.family == "clang" \
+            else list(target.gcc_flags)
+    return flags
+
+
+def _cxx_flags(cflags: list[str]) -> list[str]:
+    return [f for f in cflags if not f.startswith("-std=")] + ["-std=c++17"]
+
+
+def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *, root: Path,
+               build_dir: Path) -> BuildPlan:
+    """The compile and link steps that make `program` for impl with toolchain for target."""
+    if program not in PROGRAMS:
+        raise ValueError(f"unknown program '{program}' (one of {PROGRAMS})")
+    root, build_dir = Path(root).resolve(), Path(build_dir).resolve()
+
+    def arg(p: Path) -> str:
+        try:
+            return str(p.relative_to(root))
+        except ValueError:
+            return str(p)
+
+    cc = compiler(toolchain, target)
+    cflags = effective_flags(toolchain, target)
+    static = target.static or program == "icount"
+    if program == "native":
+        cflags = [f for f in cflags if f not in NATIVE_DROPPED] + ["-fPIC"]
+    counter = "marker" if program == "icount" else target.counter
+    includes = ["-I", str(INCLUDE), "-I", str(HARNESS)]
+    headers = tuple(sorted({*(root / INCLUDE).glob("*.h"), *(root / HARNESS).glob("*.h")}))
+    unit = build_dir / target.name / toolchain.name
+    impl_dir = unit / impl.cipher / impl.name
+    obj_dir = impl_dir / "native" if program == "native" else impl_dir  # icount links the same objects
+    harness_dir = unit / "harness" / (f"{counter}-pic" if program == "native" else counter)
+
+    steps: list[Step] = []
+
+    def compile_c(src: Path, out: Path, extra: list[str], deps: tuple[Path, ...]) -> Path:
+        steps.append(Step((cc, *cflags, *includes, *extra, "-c", arg(src), "-o", arg(out)), out,
+                          (src, *deps), cc, "compile"))
+        return out
+
+    harness_files = list(COMMON) + ([MAINS[program]] if program in MAINS else []) + \
+        ([COUNTERS[counter]] if program in ("cycles", "icount") else [])
+    harness_objs = [compile_c(root / HARNESS / f, harness_dir / (Path(f).stem + ".o"), [], headers)
+                    for f in harness_files]
+    registry = compile_c(root / HARNESS / "registry.c", obj_dir / "registry.o",
+                         [f"-DCL_IMPL_LIST=X({impl.symbol})"], headers)
+    impl_objs = []
+    for src in impl.sources:
+        local = tuple(sorted(src.parent.glob("*.h")))
+        out = obj_dir / (src.stem + ".o")
+        if src.suffix in (".cpp", ".cc", ".cxx"):
+            cxx = compiler(toolchain, target, "c++")
+            steps.append(Step((cxx, *_cxx_flags(cflags), *includes, *impl.cflags, "-I", arg(src.parent), "-c",
+                               arg(src), "-o", arg(out)), out, (src, *headers, *local), cxx, "compile"))
+        else:
+            compile_c(src, out, [*impl.cflags, "-I", arg(src.parent)], (*headers, *local))
+        impl_objs.append(out)
+
+    cxx_link = any(s.suffix in (".cpp", ".cc", ".cxx") for s in impl.sources)
+    linker = compiler(toolchain, target, "c++" if cxx_link else "c")
+    ldflags = [*toolchain.ldflags, *(["-static"] if static and program != "native" else [])]
+    if program == "native":
+        ldflags = [f for f in ldflags if f not in NATIVE_DROPPED] + ["-shared"]
+        output = obj_dir / "libcl.so"
+    else:
+        output = obj_dir / "icount" / "cycles" if program == "icount" else obj_dir / program
+    link_flags = _cxx_flags(cflags) if cxx_link else cflags
+    objs = [*harness_objs, registry, *impl_objs]
+    steps.append(Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *impl.libs, "-o", arg(output)),
+                      output, tuple(objs), linker, "link"))
+    return BuildPlan(program, output, tuple(steps), cc, tuple(cflags),
+                     tuple([*ldflags, *impl.libs]), tuple(impl_objs))

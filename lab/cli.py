@@ -1,0 +1,209 @@
+"""The command line, defined once: every command and option as data (:data:`COMMANDS`), turned into
+argparse here (``python -m lab``) and into invoke tasks by ``tasks/`` (which reads the same table), both
+calling :func:`call`, which calls the same functions in :mod:`lab.commands`.  The lab itself never
+imports invoke.
+
+Errors a person can act on are printed as one short message (the file, key or
+argument and the fix) with no traceback; ``--debug`` shows the traceback.
+Exit codes: see :mod:`lab.errors`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError
+
+
+@dataclass(frozen=True)
+class Opt:
+    name: str  # python name; the flag is --name-with-dashes
+    help: str
+    kind: str = "str"  # str, csv, int, float, flag (default off), switch (default on), optstr (--x or --x VALUE)
+    positional: bool = False
+    default: Any = None
+    nargs: str | None = None  # for positionals: "?" or "*"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # python -m lab <name>; invoke task <collection>.<task>
+    help: str
+    run: str  # function name in lab.commands
+    options: tuple[Opt, ...] = ()
+    invoke: str = ""  # "collection.task" (default: the name)
+
+
+DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
+RUN_OPTS = (
+    Opt("matrix", "matrix file (default matrix.yaml)"),
+    Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
+    Opt("implementations", "default, ours, peers, all, or a comma list of cipher/implementation"),
+    Opt("toolchains", "comma list of toolchain profiles", "csv"),
+    Opt("targets", "comma list of targets", "csv"),
+    Opt("profile", "measurement profile (quick, nist, smoke, ...)"),
+    Opt("backend", "host (default) or container"),
+    Opt("resume", "finish an interrupted run: the latest unfinished one, or RUN_ID", "optstr"),
+    Opt("no_wait", "refuse instead of waiting when another run holds the machine's timing lock", "flag"),
+    Opt("jobs", "parallel builds, known-answer gates and instruction counts (default: the core count)", "int"),
+    Opt("tag", "a word added to the run id"),
+    Opt("quiet", "print nothing but errors and the result", "flag"),
+    Opt("progress", "live progress display on a terminal (default; --no-progress: one line per cell)", "switch",
+        default=True),
+    Opt("report", "write the HTML report after the run (default; --no-report to skip)", "switch", default=True),
+    Opt("icount", "guest-instruction counts through QEMU (default; --no-icount to skip)", "switch", default=True),
+    DEBUG,
+)
+
+COMMANDS: tuple[Command, ...] = (
+    Command("run", "build, verify and measure every cell of the matrix; write results/ and the report", "run",
+            RUN_OPTS, invoke="matrix.run"),
+    Command("report", "(re)build the HTML report from stored results (nothing is run)", "report", (
+        Opt("runs", "comma list of run ids (default: the latest run)", "csv"),
+        Opt("compare", "also compare with this run (RUN_ID, MACHINE/RUN_ID or a path)"),
+        DEBUG)),
+    Command("compare", "compare two runs cell by cell (or the toolchains of one run with --by toolchain)",
+            "compare", (
+                Opt("run_a", "the baseline run (id, MACHINE/id or path)", positional=True),
+                Opt("run_b", "the run compared with it (default: the latest run)", positional=True, nargs="?"),
+                Opt("by", "toolchain: compare the toolchains of run_a with each other"),
+                Opt("threshold", "noise threshold: smaller relative changes are 'no change' (default 0.03)",
+                    "float"),
+                Opt("metrics", "comma list of metrics (default: speeds and Encrypt-n per block)", "csv"),
+                DEBUG)),
+    Command("verify", "check implementations of a cipher against a known-answer file (any path)", "verify", (
+        Opt("cipher", "cipher name", positional=True),
+        Opt("vectors", "known-answer file in the vectors format", positional=True),
+        Opt("impl", "implementation (default: the cipher's default; 'all' for every one)"),
+        Opt("toolchain", "toolchain profile (default gcc-O3)"),
+        Opt("target", "target (default host; others run in their container)"),
+        Opt("show", "failed records to print (default 5)", "int"),
+        DEBUG)),
+    Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
+    Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
+            "catalogue", (Opt("peers", "include the peer libraries", "flag"), DEBUG)),
+    Command("schema", "export the JSON Schemas of the config files into schemas/", "schema", (DEBUG,)),
+    Command("checksums", "print (or --write into cipher.yaml) every cipher's checksums from a gcc-O3 build",
+            "checksums", (Opt("write", "write them into each cipher.yaml", "flag"), DEBUG)),
+    Command("validate", "validate every data file of the project (what every command does first)",
+            "validate", (DEBUG,)),
+    Command("images-build", "build the container images the targets need (incremental)", "images_build", (
+        Opt("targets", "comma list of targets, or 'all' (default: the matrix's container targets)", "csv"),
+        Opt("engine", "docker or podman (default: env CIPHERLAB_ENGINE, the matrix's engine key, else auto)"),
+        Opt("matrix", "matrix file whose targets and engine are used (default matrix.yaml)"),
+        DEBUG), invoke="images.build"),
+    Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
+            "instruction counts", "images_host_plugin", (
+                Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),
+)
+
+
+def command(name: str) -> Command:
+    return next(c for c in COMMANDS if c.name == name)
+
+
+def invoke_commands(collection: str) -> list[tuple[str, Command]]:
+    """(task name, command) of the commands an invoke collection offers ("" = the top level)."""
+    out = []
+    for c in COMMANDS:
+        where = c.invoke or c.name
+        coll, _, name = where.rpartition(".")
+        if coll == collection:
+            out.append((name, c))
+    return out
+
+
+# -------------------------------------------------------------- conversion
+def convert(opt: Opt, value: Any) -> Any:
+    """A raw option value (argparse or invoke) into what lab.commands expects."""
+    if opt.kind == "csv":
+        if not value:
+            return None
+        return [x.strip() for x in str(value).split(",") if x.strip()] or None
+    if opt.kind in ("int", "float"):
+        if value in (None, "", 0) and opt.default is None:
+            return None
+        try:
+            return (int if opt.kind == "int" else float)(value)
+        except (TypeError, ValueError):
+            raise UserError(f"option {opt.flag}: '{value}' is not a number") from None
+    if opt.kind == "optstr":
+        if value in (None, False, ""):
+            return None
+        return "latest" if value is True else str(value)
+    if opt.kind in ("flag", "switch"):
+        return bool(value)
+    return value or None
+
+
+def call(cmd: Command, raw: dict[str, Any]) -> int:
+    """Runs a command with raw option values; user errors become a message and an exit code."""
+    from . import commands
+
+    debug = bool(raw.get("debug")) or os.environ.get("CIPHERLAB_DEBUG") == "1"
+    values = {o.name: convert(o, raw.get(o.name, o.default)) for o in cmd.options if o.name != "debug"}
+    fn: Callable[..., int] = getattr(commands, cmd.run)
+    if not debug:
+        warnings.simplefilter("default")
+        warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"  # type: ignore[assignment]
+    try:
+        return int(fn(**values) or 0)
+    except UserError as e:
+        if debug:
+            traceback.print_exc()
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except Interrupted:
+        print("interrupted: the run is marked interrupted; finish it with --resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # a bug: say so briefly, the traceback is one flag away
+        if debug:
+            traceback.print_exc()
+        else:
+            print(f"internal error: {type(e).__name__}: {e} (run again with --debug for the traceback)",
+                  file=sys.stderr)
+        return EXIT_FAILED + 2
+
+
+# ------------------------------------------------------------------ argparse
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors: exit 2 with one line, no usage dump
+        self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m lab", description="cipherlab: build, verify and measure block ciphers")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    for cmd in COMMANDS:
+        sp = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        for o in cmd.options:
+            if o.positional:
+                sp.add_argument(o.name, help=o.help, nargs=o.nargs)
+            elif o.kind == "flag":
+                sp.add_argument(o.flag, dest=o.name, action="store_true", help=o.help)
+            elif o.kind == "switch":
+                sp.add_argument(o.flag, dest=o.name, action=argparse.BooleanOptionalAction, default=o.default,
+                                help=o.help)
+            elif o.kind == "optstr":
+                sp.add_argument(o.flag, dest=o.name, nargs="?", const=True, default=None, help=o.help)
+            else:
+                sp.add_argument(o.flag, dest=o.name, default=o.default, help=o.help)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    return call(command(a.cmd), vars(a))

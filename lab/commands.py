@@ -1,0 +1,195 @@
+"""What each command does, given its options (already converted by lab.cli); returns the exit code.
+
+Used by ``python -m lab`` and by the invoke tasks alike.  Output for people
+goes to stdout; errors are raised as :class:`lab.errors.UserError`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from .config import Lab
+from .errors import EXIT_FAILED, UsageError
+
+
+def _lab() -> Lab:
+    return Lab()  # validates every data file of the project, used or not
+
+
+def run(matrix=None, ciphers=None, implementations=None, toolchains=None, targets=None, profile=None, backend=None,
+        resume=None, no_wait=False, jobs=None, tag=None, quiet=False, progress=True, report=True,
+        icount=True) -> int:
+    from .progress import Progress, mode_for
+    from .run import RunRequest, run as run_matrix
+
+    lab = _lab()
+    impls = implementations
+    if impls and impls not in ("default", "ours", "peers", "all"):
+        impls = [x.strip() for x in impls.split(",") if x.strip()]
+    if backend not in (None, "host", "container"):
+        raise UsageError(f"option --backend: '{backend}' is not a backend (use host or container)")
+    if jobs is not None and jobs < 1:
+        raise UsageError("option --jobs: needs a positive number")
+    req = RunRequest(matrix=Path(matrix) if matrix else None, ciphers=ciphers, implementations=impls,
+                     toolchains=toolchains, targets=targets, profile=profile, backend=backend, resume=resume,
+                     no_wait=no_wait, jobs=jobs, tag=tag or "", icount=icount)
+    ui = Progress(0, mode_for(quiet, progress))
+    outcome = run_matrix(lab, req, ui, say=(lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr)))
+    counts = ", ".join(f"{s} {n}" for s, n in sorted(outcome.counts.items()))
+    print(f"results: {outcome.run_dir}  ({sum(outcome.counts.values())} of {outcome.planned} cells: {counts})")
+    if report:
+        from .report import build_report
+
+        print(f"report: {build_report(lab, [outcome.run_dir])}")
+    return outcome.exit_code
+
+
+def report(runs=None, compare=None) -> int:
+    from .report import build_report
+
+    lab = _lab()
+    print(f"report: {build_report(lab, runs, compare_with=compare)}")
+    return 0
+
+
+def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None) -> int:
+    from . import compare as cmp
+
+    lab = _lab()
+    if by not in (None, "toolchain"):
+        raise UsageError(f"option --by: '{by}' is not supported (use toolchain)")
+    table = cmp.compare_runs(lab.root / "results", run_a, run_b, by=by, threshold=threshold or 0.03,
+                             metrics=metrics)
+    print(cmp.format_table(table))
+    return 0
+
+
+def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, show=None) -> int:
+    from .verify import verify as verify_cipher
+
+    lab = _lab()
+    results = verify_cipher(lab, cipher, Path(vectors), impl, toolchain or "gcc-O3", target or "host")
+    for res in results:
+        print(res.line())
+        for f in res.fails[: show if show is not None else 5]:
+            print(f"  line {f.get('line')}: {f.get('direction')} {f.get('reason')}"
+                  f" expected {f.get('expected')} got {f.get('got')}")
+    return 0 if all(x.ok or x.unavailable for x in results) and any(x.ok for x in results) else EXIT_FAILED
+
+
+def list_() -> int:
+    lab = _lab()
+    print("ciphers:", ", ".join(f"{c.name}[{','.join(i.name for i in c.ours())}]" for c in lab.ciphers.values()))
+    peers = [i.id for i in lab.all_impls() if i.impl_class == "peer"]
+    print("peer implementations:", ", ".join(peers) if peers else "(none)")
+    print("toolchains:", ", ".join(lab.toolchain_names()))
+    print("targets:", ", ".join(lab.target_names()))
+    print("profiles:", ", ".join(lab.profile_names()))
+    print("hosts:", ", ".join(lab.host_names()) or "(none: add hosts/<name>.yaml)")
+    return 0
+
+
+def catalogue(peers=False) -> int:
+    from . import native
+
+    lab = _lab()
+    print("| cipher | implementation | class | block | keys | table bytes | key-schedule bytes | constant time | summary |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for c in lab.ciphers.values():
+        for im in c.impls.values():
+            if im.impl_class == "peer" and not peers:
+                continue
+            try:
+                n = native.load(c.name, im.name, lab=lab)
+                tb, ks = f"{n.table_bytes:,}", f"{n.key_schedule_bytes:,}"
+            except native.NativeError:
+                tb = ks = "n/a here"
+            ct = {True: "yes", False: "no", None: "?"}[im.constant_time]
+            mark = " (default)" if im.default else ""
+            print(f"| {c.display} | {im.name}{mark} | {im.impl_class} | {c.block_bits} | "
+                  f"{'/'.join(map(str, c.key_bits))} | {tb} | {ks} | {ct} | {im.summary} |")
+    return 0
+
+
+def schema() -> int:
+    from .schema import export_schemas
+
+    lab = _lab()
+    for path in export_schemas(lab.root / "schemas"):
+        print(path)
+    return 0
+
+
+def validate() -> int:
+    lab = _lab()
+    n = len(lab.toolchains) + len(lab.targets) + len(lab.profiles) + len(lab.ciphers) + len(lab.peers) + len(lab.hosts)
+    print(f"{n} data files valid: {len(lab.toolchains)} toolchains, {len(lab.targets)} targets, "
+          f"{len(lab.profiles)} profiles, {len(lab.ciphers)} ciphers, {len(lab.peers)} peer libraries, "
+          f"{len(lab.hosts)} hosts")
+    return 0
+
+
+def checksums(write=False) -> int:
+    """Each cipher's checksums from its default implementation built with gcc-O3 on the host."""
+    from .backends.host import HostBackend
+    from .build import Builder
+    from .kat import run_kat
+
+    lab = _lab()
+    be = HostBackend(lab.root)
+    builder = Builder(lab.root, lab.root / "build", be)
+    bad = 0
+    for c in lab.ciphers.values():
+        im = c.impls[c.default_impl]
+        b = builder.build_one(im, lab.toolchain("gcc-O3"), lab.target("host"), "kat")
+        if not b.ok:
+            print(f"{c.name}: build failed: {b.failure}")
+            bad += 1
+            continue
+        v = run_kat(be, b.program, im, lab.target("host"), 1800)
+        if v.status not in ("ok", "checksum_differs"):
+            print(f"{c.name}: {v.status}: {v.reason}")
+            bad += 1
+            continue
+        print(f"{c.name}: " + ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(v.checksums.items())))
+        if write:
+            _write_checksums(c.folder / "cipher.yaml", v.checksums)
+    return EXIT_FAILED if bad else 0
+
+
+def _write_checksums(path: Path, sums: dict[int, str]) -> None:
+    text = path.read_text()
+    block = "checksums:  # the kat program's checksum per key size (python -m lab checksums --write)\n" + \
+        "".join(f"  {k}: {s}\n" for k, s in sorted(sums.items()))
+    text = re.sub(r"^checksums:.*\n(?:  \S.*\n)*", "", text, flags=re.M)
+    text = text.replace("\nimplementations:", "\n" + block + "implementations:", 1)
+    path.write_text(text)
+
+
+def images_build(targets=None, engine=None, matrix=None) -> int:
+    from .images import build_images, detect_engine
+
+    lab = _lab()
+    m = lab.matrix(Path(matrix) if matrix else None)
+    if targets == ["all"]:
+        names = [n for n, t in lab.targets.items() if t.image]
+    else:
+        names = [lab.target(t).name for t in targets] if targets else list(m.container_targets or m.targets)
+    chosen = detect_engine(engine, lab, explicit=True) if engine else detect_engine(m.engine, lab)
+    ids = build_images(lab, names, chosen)
+    if not ids:
+        print(f"images: nothing to build (targets {', '.join(names)} run on the host, without an image)")
+    for name, image_id in ids.items():
+        print(f"{name}\t{image_id}")
+    return 0
+
+
+def images_host_plugin(engine=None) -> int:
+    from .images import detect_engine
+    from .images.plugin import host_plugin
+
+    lab = _lab()
+    print(host_plugin(lab, detect_engine(engine or None, lab, explicit=bool(engine))))
+    return 0

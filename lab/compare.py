@@ -1,0 +1,140 @@
+"""Compare two runs (of one machine or of two), or the toolchains of one run, quantity by quantity.
+
+For every cell and quantity both sides measured: the ratio B/A of the headline estimates with a bootstrap
+interval over processes, and a verdict — faster, slower or no change — that needs both a significant
+Mann-Whitney U test on the per-process values and a change larger than the noise threshold (what two
+identical runs differ by; see ``invoke bench.repeatability``).  Ratios are oriented as speeds: above 1
+means B is faster (for costs such as cycles per block, A/B).  The geometric mean over all common
+quantities summarises.  Used by ``invoke compare`` and by the report's comparison section.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import results, stats
+from .errors import UserError
+
+DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "ekey", "dkey", "encrypt_per_block",
+                   "decrypt_per_block")
+
+
+@dataclass
+class Row:
+    item: str  # the cell (or implementation@target with --by toolchain)
+    metric: str
+    key_size: float
+    n_blocks: float | None
+    unit: str
+    a: float
+    b: float
+    speedup: float  # > 1: B is faster
+    ci_low: float
+    ci_high: float
+    p_value: float
+    verdict: str
+
+
+@dataclass
+class Table:
+    a: str
+    b: str
+    threshold: float
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def geomean(self) -> float:
+        ok = [r.speedup for r in self.rows if r.speedup > 0 and math.isfinite(r.speedup)]
+        return float(np.exp(np.mean(np.log(ok)))) if ok else math.nan
+
+    def counts(self) -> dict[str, int]:
+        out = {"faster": 0, "slower": 0, "no change": 0}
+        for r in self.rows:
+            out[r.verdict] += 1
+        return out
+
+
+def _select(df: pd.DataFrame, metrics) -> pd.DataFrame:
+    sel = df[df.metric.isin(metrics or DEFAULT_METRICS) & (df.status == "ok") & df.estimate.notna()]
+    if not metrics:  # per-block costs: the NIST Encrypt-128 column
+        sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
+    return sel
+
+
+def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str, threshold: float = 0.03,
+                   metrics=None) -> Table:
+    """Quantities of b against the same quantities of a, matched on `key` + metric, key size, n_blocks."""
+    on = [key, "metric", "key_size", "n_blocks"]
+    sa, sb = _select(a, metrics), _select(b, metrics)
+    m = sa.merge(sb, on=on, suffixes=("_a", "_b"))
+    t = Table(a_name, b_name, threshold)
+    for _, r in m.iterrows():
+        speed = r.metric.endswith("speed")
+        exact = r.estimator_a == "exact" or r.estimator_b == "exact"
+        if exact or r.per_process_a is None or r.per_process_b is None:
+            ratio = r.estimate_b / r.estimate_a if speed else r.estimate_a / r.estimate_b
+            verdict = "no change" if abs(ratio - 1) <= threshold else ("faster" if ratio > 1 else "slower")
+            t.rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
+                              ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict))
+            continue
+        c = stats.compare(list(r.per_process_a), list(r.per_process_b), r.estimator_a if r.estimator_a in
+                          stats.ESTIMATORS else "min", threshold=threshold)  # cost ratio B/A
+        speedup, lo, hi = 1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low
+        t.rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, speedup,
+                          lo, hi, c.p_value, c.verdict))
+    t.rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks or 0))
+    return t
+
+
+def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: str | None = None,
+                 threshold: float = 0.03, metrics=None) -> Table:
+    if by == "toolchain":
+        return compare_toolchains(results.load(run_a, results_dir), threshold, metrics)
+    if not run_a:
+        raise UserError("compare needs RUN_A (a run id, MACHINE/RUN_ID or a path)")
+    da = results.load(run_a, results_dir)
+    db = results.load(run_b, results_dir)  # None: the latest run
+    name_b = db.run_id.iloc[0] if not db.empty else str(run_b)
+    return compare_frames(da, db, "cell", da.run_id.iloc[0] if not da.empty else run_a, name_b, threshold, metrics)
+
+
+def compare_toolchains(df: pd.DataFrame, threshold: float = 0.03, metrics=None, baseline: str | None = None) -> Table:
+    """Within one run: every toolchain against the baseline (gcc-O3 when present), implementation by
+    implementation on each target."""
+    if df.empty:
+        raise UserError("the run has no measured cells to compare")
+    toolchains = sorted(df.toolchain.unique())
+    base = baseline or ("gcc-O3" if "gcc-O3" in toolchains else toolchains[0])
+    df = df.assign(item=df.cipher + "/" + df.implementation + "@" + df.target)
+    a = df[df.toolchain == base]
+    out = Table(base, "other toolchains", threshold)
+    for tc in toolchains:
+        if tc == base:
+            continue
+        t = compare_frames(a, df[df.toolchain == tc], "item", base, tc, threshold, metrics)
+        for r in t.rows:
+            r.item = f"{r.item} {tc}"
+        out.rows += t.rows
+    return out
+
+
+def format_table(t: Table) -> str:
+    head = ["cell", "quantity", f"A ({t.a})", f"B ({t.b})", "B vs A (speed)", "95 % CI", "p", "verdict"]
+    body = []
+    for r in t.rows:
+        q = r.metric + (f" {int(r.key_size)}" if r.key_size == r.key_size else "") + \
+            (f" n={int(r.n_blocks)}" if r.n_blocks == r.n_blocks and r.n_blocks is not None else "")
+        body.append([r.item, q, f"{r.a:,.4g}", f"{r.b:,.4g}", f"{r.speedup:.3f}", f"[{r.ci_low:.3f}, {r.ci_high:.3f}]",
+                     f"{r.p_value:.3g}", r.verdict])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)] if body else [len(h) for h in head]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    counts = t.counts()
+    summary = (f"{len(t.rows)} quantities: {counts['faster']} faster, {counts['slower']} slower, "
+               f"{counts['no change']} no change (threshold ±{100 * t.threshold:.1f} %, U test at 5 %); "
+               f"geometric mean of B's speed relative to A: {t.geomean:.3f}")
+    return "\n".join([line(head), line(["-" * w for w in widths]), *(line(b) for b in body), "", summary])

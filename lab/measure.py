@@ -1,0 +1,244 @@
+"""verify -> measure: adaptive sampling of verified cells, interleaved, one process at a time on one core.
+
+The unit of replication is the process (docs/measurement.md): the memory
+layout a process gets changes a cipher's speed by up to a third on the lab's
+VM, and stays fixed within the process.  So a cell is measured as several
+short processes of the ``timing`` and ``cycles`` programs, and the cells of a
+batch take turns (cell 1 process 1, cell 2 process 1, ..., then process 2 of
+each), so drift of the machine falls on all of them alike.  After each round
+the headline estimate of every quantity of a cell and its interval are
+recomputed (:mod:`lab.quantities`, :mod:`lab.stats`); a cell stops when every
+quantity reached the profile's precision (after ``min_processes``), or at
+``max_processes``, or when its time budget is spent.  CPU steal time and
+context switches on the measuring CPU are recorded around every process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import stats, system
+from .backends import Backend, Completed
+from .plan import Cell
+from .quantities import cycle_quantities, timing_quantities
+
+
+class OutputError(ValueError):
+    """A measuring program printed something the lab cannot read."""
+
+
+# ------------------------------------------------- harness program arguments
+def timing_args(cell: Cell) -> list[str]:
+    s = cell.sampling
+    return ["--impl", cell.impl.id, "--key-bits", ",".join(map(str, cell.key_sizes)),
+            "--blocks-per-call", str(cell.profile.timing.blocks_per_call), "--samples", str(s.samples),
+            "--warmup", str(s.warmup), "--sample-us", str(s.sample_us)]
+
+
+def cycles_args(cell: Cell, *, icount: bool = False) -> list[str]:
+    """Options of the cycles program; for instruction counts one call per sample, one sample, no warm-up
+    (counts are exact: repeating them only costs emulation time)."""
+    s = cell.sampling
+    args = ["--impl", cell.impl.id, "--key-bits", ",".join(map(str, cell.cycle_key_sizes)),
+            "--sizes", ",".join(map(str, cell.profile.cycles.sizes))]
+    if icount:
+        return args + ["--samples", "1", "--warmup", "0", "--calls", "1"]
+    return args + ["--samples", str(s.samples), "--warmup", str(s.warmup), "--sample-us", str(s.sample_us)]
+
+
+# ----------------------------------------------------------- reading output
+def parse_timing(c: Completed, cell: Cell) -> dict:
+    """{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample", "ns"}}} from one timing process."""
+    recs = [r for r in c.json_lines() if r.get("type") == "timing"]
+    out = {}
+    try:
+        for r in recs:
+            out[int(r["key_size"])] = {op: {"per_sample": int(r[op]["per_sample"]), "ns": [int(x) for x in r[op]["ns"]]}
+                                       for op in ("encrypt", "decrypt", "key_setup")}
+    except (KeyError, TypeError, ValueError) as e:
+        raise OutputError(f"timing: unreadable record ({type(e).__name__}: {e})") from None
+    missing = [k for k in cell.key_sizes if k not in out]
+    if missing:
+        raise OutputError(f"timing: no samples for {missing[0]}-bit keys in its output"
+                          + (f" ({c.stdout.strip()[:120]!r})" if c.stdout.strip() else " (it printed nothing)"))
+    if any(not ops[op]["ns"] or ops[op]["per_sample"] <= 0 for ops in out.values() for op in ops):
+        raise OutputError("timing: a quantity without samples")
+    return out
+
+
+def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
+    """(ticks per second, [op records]) from one cycles process."""
+    lines = c.json_lines()
+    counter = next((r for r in lines if r.get("type") == "counter"), None)
+    ops = []
+    try:
+        for r in lines:
+            if r.get("type") == "cycles":
+                ops.append({"key_size": int(r["key_size"]), "op": str(r["op"]), "n": int(r["n"]),
+                            "calls": int(r.get("calls", 1)), "counter": str(r["counter"]), "unit": str(r["unit"]),
+                            "deltas": [int(x) for x in r["deltas"]]})
+    except (KeyError, TypeError, ValueError) as e:
+        raise OutputError(f"cycles: unreadable record ({type(e).__name__}: {e})") from None
+    want = 4 + 2 * len(cell.profile.cycles.sizes)
+    if len(ops) != want * len(cell.cycle_key_sizes) or any(not o["deltas"] for o in ops):
+        raise OutputError(f"cycles: {len(ops)} operation records where {want * len(cell.cycle_key_sizes)} were due"
+                          + (f" ({c.stdout.strip()[:120]!r})" if not ops and c.stdout.strip() else ""))
+    tps = counter.get("ticks_per_second") if counter else None
+    return (float(tps) if tps else None), ops
+
+
+def failure_status(c: Completed) -> str:
+    if c.timed_out:
+        return "timeout"
+    if c.crashed:
+        return "crashed"
+    return "measure_failed"
+
+
+# ------------------------------------------------------------ one cell's data
+@dataclass
+class CellSamples:
+    """Raw data of a cell's measuring processes so far, in the results' format (lab.results.Measurement)."""
+
+    cell: Cell
+    timing_program: Path
+    cycles_program: Path
+    timing: list[dict] = field(default_factory=list)
+    cycles: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    steal: float = 0.0
+    cpu_seconds: float = 0.0
+    ctxt: int = 0
+    failure: tuple[str, str] | None = None
+    stopped: str | None = None
+
+    @property
+    def counts_cycles(self) -> bool:
+        """Targets whose counter is the instruction marker get their cycle table from instruction counts."""
+        return self.cell.target.counter != "marker"
+
+    @property
+    def processes(self) -> int:
+        return min(len(self.timing), len(self.cycles)) if self.counts_cycles else len(self.timing)
+
+    def worst_precision(self) -> float:
+        """The largest relative half-width among the cell's quantities (the overhead excepted)."""
+        s = self.cell.sampling
+        tq = timing_quantities([p["key_sizes"] for p in self.timing], self.cell.impl.block_bits, "")
+        cq = cycle_quantities([p["ops"] for p in self.cycles])
+        worst = 0.0
+        for q in tq + cq:
+            if q.metric == "null_overhead" or q.below_resolution:
+                continue
+            e = stats.estimate(q.per_process, s.estimator, s.confidence)
+            worst = max(worst, e.precision)
+        return worst
+
+    def decide(self) -> str | None:
+        """Why to stop now, or None to take another process."""
+        s = self.cell.sampling
+        p = self.processes
+        if self.cell.target.emulated:
+            return "emulated" if p >= s.emulated_processes else None
+        if p >= s.min_processes and self.worst_precision() <= s.precision:
+            return "precision"
+        if p >= s.max_processes:
+            return "max_processes"
+        if self.seconds >= s.budget_seconds and p >= 2:
+            return "budget"
+        return None
+
+    def measurement(self, cpu: int | None) -> dict:
+        s = self.cell.sampling
+        first = next((o for p in self.cycles for o in p["ops"]), None)
+        return {"timer": "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
+                "counter": first["counter"] if first else None, "unit": first["unit"] if first else None,
+                "timing": self.timing, "cycles": self.cycles, "estimator": s.estimator, "confidence": s.confidence,
+                "precision_target": s.precision, "stopped": self.stopped or "budget",
+                "seconds": round(self.seconds, 3), "cpu": cpu,
+                "system": {"steal_seconds": round(self.steal, 3), "cpu_seconds": round(self.cpu_seconds, 3),
+                           "steal_fraction": round(self.steal / self.cpu_seconds, 4) if self.cpu_seconds else 0.0,
+                           "context_switches": self.ctxt}}
+
+
+# ------------------------------------------------------------------ the loop
+class Measurer:
+    """Measures cells batch by batch; calls on_done(samples) as each cell finishes (or fails)."""
+
+    def __init__(self, backend: Backend, cpu: int | None, on_done: Callable[[CellSamples], None],
+                 on_process: Callable[[Cell, int], None] = lambda cell, n: None):
+        self.backend, self.cpu, self.on_done, self.on_process = backend, cpu, on_done, on_process
+
+    def _run(self, cs: CellSamples, program: Path, args: list[str]) -> Completed:
+        before = system.cpu_snapshot(self.cpu)
+        c = self.backend.run_program(program, args, target=cs.cell.target, timeout=cs.cell.profile.timeout_seconds,
+                                     env=dict(cs.cell.impl.env), cpu=self.cpu)
+        delta = system.cpu_snapshot(self.cpu).since(before)
+        cs.seconds += c.seconds
+        cs.steal += delta["steal_seconds"]
+        cs.cpu_seconds += delta["cpu_seconds"]
+        cs.ctxt += delta["context_switches"]
+        return c
+
+    def one_process(self, cs: CellSamples) -> None:
+        """One timing process and one cycles process of the cell; a failure ends the cell."""
+        cell = cs.cell
+        c = self._run(cs, cs.timing_program, timing_args(cell))
+        if c.returncode != 0:
+            cs.failure = (failure_status(c), f"timing: {c.describe_failure()}")
+            return
+        try:
+            timing = parse_timing(c, cell)
+        except OutputError as e:
+            cs.failure = ("measure_failed", str(e))
+            return
+        if not cs.counts_cycles:
+            cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
+            return
+        d = self._run(cs, cs.cycles_program, cycles_args(cell))
+        if d.returncode != 0:
+            cs.failure = (failure_status(d), f"cycles: {d.describe_failure()}")
+            return
+        try:
+            tps, ops = parse_cycles(d, cell)
+        except OutputError as e:
+            cs.failure = ("measure_failed", str(e))
+            return
+        cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
+        cs.cycles.append({"started": d.started, "seconds": round(d.seconds, 4), "ticks_per_second": tps, "ops": ops})
+
+    def measure(self, todo: list[CellSamples]) -> None:
+        """Every cell to its stopping point, `interleave` cells at a time, round robin."""
+        if not todo:
+            return
+        size = max(1, min(cs.cell.sampling.interleave for cs in todo))
+        for start in range(0, len(todo), size):
+            active = list(todo[start:start + size])
+            rnd = 0
+            while active:
+                order = active[rnd % len(active):] + active[:rnd % len(active)]  # rotate who goes first
+                for cs in order:
+                    self.one_process(cs)
+                    self.on_process(cs.cell, cs.processes)
+                still = []
+                for cs in active:
+                    if cs.failure is None:
+                        cs.stopped = cs.decide()
+                    if cs.failure is not None or cs.stopped is not None:
+                        self.on_done(cs)
+                    else:
+                        still.append(cs)
+                active = still
+                rnd += 1
+
+
+def expected_seconds(cells: list[Cell]) -> float:
+    """A rough upper bound of the measuring time, for the progress display."""
+    return sum(min(c.sampling.budget_seconds, 0.15 * c.sampling.max_processes) if not c.target.emulated
+               else 1.0 * c.sampling.emulated_processes for c in cells)
+
+
+__all__ = ["Measurer", "CellSamples", "timing_args", "cycles_args", "parse_timing", "parse_cycles",
+           "failure_status", "OutputError", "expected_seconds"]

@@ -1,0 +1,93 @@
+"""From raw samples to quantities: what the timing and cycle programs printed, per process, per unit.
+
+The one place that knows how a raw sample becomes a cost: ns per block
+(encryption, decryption), ns per key pair (key setup), counter units per
+call (EKey, DKey, Init) or per block (Encrypt-n, Decrypt-n) after the
+empty-call overhead of the same process is subtracted.  For each quantity it
+returns the per-process minima (what the headline estimate summarises), all
+samples (NIST's value) and, for speeds, the work that turns a cost into a
+rate.  The adaptive sampling and the results loader both use it, so the
+stopping rule judges exactly the numbers the report shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .stats import counter_step
+
+SPEED_METRICS = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
+CYCLE_METRICS = {"ekey": "ekey", "dkey": "dkey", "init": "init", "encrypt": "encrypt_per_block",
+                 "decrypt": "decrypt_per_block", "null": "null_overhead"}
+
+
+@dataclass
+class Quantity:
+    metric: str
+    key_size: int
+    n_blocks: int | None
+    unit: str  # the unit of the reported number (Kbit/s, keys/s, tsc_ticks, ns, guest_insns)
+    counter: str
+    per_process: list[float] = field(default_factory=list)  # each process's minimum cost
+    samples: list[float] = field(default_factory=list)  # every sample's cost (NIST's reduction)
+    rate_work: float | None = None  # speeds: rate = rate_work / cost
+    resolution: float | None = None  # one counter step per unit of this quantity, per process (largest)
+    below_resolution: bool = False  # indistinguishable from the overhead in some process
+
+    @property
+    def key(self) -> tuple:
+        return (self.metric, self.key_size, self.n_blocks)
+
+
+def timing_quantities(processes: list[dict], block_bits: int, timer: str) -> list[Quantity]:
+    """processes: [{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample": k, "ns": [...]}}}]."""
+    out: dict[tuple, Quantity] = {}
+    for proc in processes:
+        for ks, ops in proc.items():
+            for op, data in ops.items():
+                metric = SPEED_METRICS[op]
+                per = data["per_sample"]
+                costs = np.asarray(data["ns"], dtype=float) / per
+                if costs.size == 0:
+                    continue
+                unit, work = ("keys/s", 2e9) if op == "key_setup" else ("Kbit/s", block_bits * 1e6)
+                q = out.setdefault((metric, int(ks)), Quantity(metric, int(ks), None, unit, timer, rate_work=work))
+                q.per_process.append(float(costs.min()))
+                q.samples.extend(costs.tolist())
+    return list(out.values())
+
+
+def cycle_quantities(processes: list[list[dict]], prefix: str = "") -> list[Quantity]:
+    """processes: [[{"key_size", "op", "n", "calls", "counter", "unit", "deltas": [...]}, ...], ...].
+
+    Costs are counter units per call (per block for Encrypt-n/Decrypt-n) after the
+    process's empty-call overhead (its smallest `null` delta) is subtracted once per
+    sample.  A quantity whose cost in some process is within one counter step of the
+    overhead is marked below the counter's resolution."""
+    out: dict[tuple, Quantity] = {}
+    for ops in processes:
+        # guest-instruction counts ("insn_") are exact: their resolution is one instruction
+        step = 1 if prefix else counter_step([d for op in ops for d in op["deltas"]])
+        overhead = {op["key_size"]: min(op["deltas"]) for op in ops if op["op"] == "null" and op["deltas"]}
+        for op in ops:
+            if not op["deltas"]:
+                continue
+            metric = prefix + CYCLE_METRICS[op["op"]]
+            per_block = op["op"] in ("encrypt", "decrypt")
+            n = int(op["n"])
+            ks = int(op["key_size"])
+            d = np.asarray(op["deltas"], dtype=float)
+            if op["op"] == "null":
+                units, ov = 1.0, 0.0
+            else:
+                units, ov = float(op["calls"]) * (n if per_block else 1), overhead.get(ks, 0.0)
+            q = out.setdefault((metric, ks, n if per_block else None),
+                               Quantity(metric, ks, n if per_block else None, op["unit"], op["counter"]))
+            q.per_process.append(float((d.min() - ov) / units))
+            q.samples.extend(((d - ov) / units).tolist())
+            q.resolution = max(q.resolution or 0.0, step / units)
+            if op["op"] != "null" and d.min() - ov < step:
+                q.below_resolution = True
+    return list(out.values())

@@ -1,0 +1,356 @@
+"""The schemas of every data file, strict (an unknown key is an error), and their JSON Schemas.
+
+* ``toolchains/<name>.yaml``              compiler profiles (may inherit from each other)
+* ``targets/<name>.yaml``                 where binaries run (host arch, cross + qemu, ...)
+* ``profiles/<name>.yaml``                how to measure (sampling, precision, budgets)
+* ``c_src/ciphers/<name>/cipher.yaml``    ciphers and their implementations
+* ``c_src/peers/<library>/peer.yaml``     peer libraries as implementations of our ciphers
+* ``hosts/<name>.yaml``                   machines reached over SSH
+* ``matrix.yaml``                         which cells a run covers
+
+:func:`validate` turns a parsed file into its model or a :class:`ConfigError`
+naming the file, the key and the fix.  This module imports nothing of the lab
+but its errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+
+NAME_RE = r"^[a-z0-9][a-z0-9_.+-]*$"
+IDENT_RE = r"^[a-z0-9_]+$"
+ImplClass = Literal["portable", "simd", "hardware", "peer"]
+Family = Literal["gcc", "clang"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# ---------------------------------------------------------------- toolchains
+class ToolchainFile(Strict):
+    """A compiler profile as written in toolchains/<name>.yaml."""
+
+    description: str = Field(description="One line: what this profile stands for.")
+    inherits: str | None = Field(None, description="Name of another profile to start from.")
+    family: Family | None = Field(None, description="Compiler family.")
+    cc: str | None = Field(None, description="C compiler executable (host builds); a target may prefix it.")
+    package: str | None = Field(None, description="Debian package that provides the compiler (default: cc).")
+    flags: list[str] | None = Field(None, description="Compiler flags; replaces the inherited list.")
+    add_flags: list[str] = Field(default_factory=list, description="Flags appended to the inherited list.")
+    remove_flags: list[str] = Field(default_factory=list, description="Inherited flags to drop.")
+    ldflags: list[str] | None = Field(None, description="Extra link flags; replaces the inherited list.")
+    arch_flags: dict[str, list[str]] | None = Field(
+        None, description="Flags added only when building for a target arch, e.g. {i386: [-mtune=pentiumpro]}."
+    )
+    targets: list[str] | None = Field(
+        None, description="Targets this profile can build for (e.g. [host] for sanitizers); default: all."
+    )
+    imitates: str | None = Field(None, description="For look-alike profiles: what compiler/behaviour it imitates.")
+    reference_tables: list[str] | None = Field(
+        None, description="NIST 1999 Appendix A tables built with the compiler this profile stands for (e.g. "
+                          "[A.1-7] for Linux/GCC): the report compares like with like.")
+    notes: list[str] = Field(default_factory=list, description="Adaptations and caveats, one per item.")
+
+
+# ------------------------------------------------------------------- targets
+class Target(Strict):
+    """A place binaries run: targets/<name>.yaml."""
+
+    name: str = Field(pattern=NAME_RE)
+    description: str
+    triple: str = Field(description="GNU triple, e.g. x86_64-linux-gnu.")
+    arch: str = Field(description="Architecture name as Debian/QEMU use it, e.g. x86_64, sparc64.")
+    endianness: Literal["little", "big"]
+    word_bits: Literal[32, 64]
+    runner: Literal["native", "qemu-user"]
+    qemu: str | None = Field(None, description="qemu-user binary for runner=qemu-user, e.g. qemu-sparc64.")
+    image: str | None = Field(None, description="Container image it builds and runs in (container backend).")
+    families: list[Family] = Field(description="Compiler families that can build for it.")
+    counter: Literal["x86_tsc", "clock", "marker"] = Field(
+        description="Cycle-counter back-end of c_src/harness (marker: guest instructions counted by the QEMU plugin)."
+    )
+    gcc_flags: list[str] = Field(default_factory=list, description="Extra flags for gcc on this target.")
+    clang_flags: list[str] = Field(default_factory=list, description="Extra flags for clang (after --target).")
+    static: bool = Field(False, description="Link statically (needed for qemu-user without a sysroot).")
+    unsupported_flags: dict[Family, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Per compiler family, flags it cannot serve on this target, each with why; a toolchain "
+                    "profile using one is recorded 'unavailable' for the target, e.g. {clang: {-flto: ...}}.",
+    )
+
+    @property
+    def emulated(self) -> bool:
+        return self.runner == "qemu-user"
+
+    @model_validator(mode="after")
+    def _qemu_needs_binary(self) -> "Target":
+        if self.runner == "qemu-user" and not self.qemu:
+            raise ValueError("runner qemu-user needs key 'qemu' (e.g. qemu-sparc64)")
+        return self
+
+
+# ------------------------------------------------------------------ profiles
+class TimingSettings(Strict):
+    blocks_per_call: int = Field(1, gt=0, le=256, description="Blocks per blockEncrypt call (NIST: 1).")
+
+
+class CycleSettings(Strict):
+    sizes: list[int] = Field(description="n of Encrypt-n / Decrypt-n (NIST: 1,16,128,1024,32768).")
+    key_sizes: list[int] = Field([128], description="Key sizes cycle-counted (NIST: 128 only).")
+
+
+class Sampling(Strict):
+    """How many samples and processes a quantity gets, and when to stop."""
+
+    estimator: Literal["min", "median"] = Field(
+        "min", description="Headline estimate over processes: min = best-case cost over process layouts "
+                           "(each process's minimum, then the minimum of those); median = the median of the "
+                           "per-process minima (see docs/measurement.md).")
+    confidence: float = Field(0.95, gt=0.5, lt=1.0, description="Confidence level of every interval.")
+    precision: float = Field(gt=0, lt=1, description="Target relative half-width of the interval of every "
+                                                     "quantity; sampling stops when all reach it.")
+    min_processes: int = Field(5, ge=2, description="Processes per cell before the precision is checked.")
+    max_processes: int = Field(20, ge=2, description="Processes per cell at most.")
+    budget_seconds: float = Field(gt=0, description="Measuring time per cell at most (all its processes).")
+    samples: int = Field(10, gt=0, description="Samples per quantity in one process.")
+    warmup: int = Field(2, ge=0, description="Untimed rounds before the samples of a process.")
+    sample_us: int = Field(100, gt=0, description="Length of one sample in microseconds (work is sized to it).")
+    interleave: int = Field(12, gt=0, description="Cells measured together, one process each in turn.")
+    emulated_processes: int = Field(2, ge=1, description="Processes per cell on emulated targets (their "
+                                                          "timings measure QEMU; instruction counts are exact).")
+    cpu: int | Literal["auto"] | None = Field(
+        "auto", description="CPU the measuring processes are pinned to (auto: the last one this process may "
+                            "use; null: not pinned).")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "Sampling":
+        if self.max_processes < self.min_processes:
+            raise ValueError("max_processes must be >= min_processes")
+        return self
+
+
+class CipherOverride(Strict):
+    budget_seconds: float | None = Field(None, gt=0)
+    max_processes: int | None = Field(None, ge=2)
+    sample_us: int | None = Field(None, gt=0)
+
+
+class Profile(Strict):
+    """How to measure: profiles/<name>.yaml."""
+
+    name: str = Field(pattern=NAME_RE)
+    description: str
+    timing: TimingSettings = TimingSettings()
+    cycles: CycleSettings
+    sampling: Sampling
+    per_cipher: dict[str, CipherOverride] = Field(
+        default_factory=dict, description="Per-cipher changes, e.g. a larger budget for slow key schedules."
+    )
+    timeout_seconds: int = Field(600, gt=0, description="Limit for one program run of one cell.")
+
+    def sampling_for(self, cipher: str) -> Sampling:
+        o = self.per_cipher.get(cipher)
+        if not o:
+            return self.sampling
+        upd = {k: v for k, v in o.model_dump().items() if v is not None}
+        return self.sampling.model_copy(update=upd)
+
+
+# ------------------------------------------------------------------- ciphers
+class Implementation(Strict):
+    sources: list[str] = Field(min_length=1, description="C files, relative to the cipher folder.")
+    impl_class: ImplClass = Field(
+        alias="class",
+        description="portable: ANSI C any CPU runs (NIST's kind); simd: vector instructions; hardware: cipher "
+                    "instructions such as AES-NI; peer: a library's implementation. NIST-comparable rankings use "
+                    "portable ones only.")
+    summary: str
+    constant_time: bool | None = None
+    word_bits: Literal[8, 16, 32, 64, 128]
+    arch: list[str] = Field(["any"], description="Architectures it can run on, or [any].")
+    default: bool = False
+    label: str | None = Field(None, description="Row name in NIST tables, e.g. DFC-64.")
+
+
+class CipherFile(Strict):
+    name: str = Field(pattern=IDENT_RE)
+    display: str
+    block_bits: Literal[64, 128]
+    key_bits: list[int] = Field(min_length=1)
+    vectors: str | None = Field(description="File name in shared/vectors, or null.")
+    local_vectors: list[str] = Field(default_factory=list)
+    round1: bool = False
+    checksums: dict[int, str] = Field(
+        default_factory=dict, description="Key bits -> the kat program's checksum every build must print "
+                                          "(python -m lab checksums --write fills it).")
+    implementations: dict[str, Implementation] = Field(min_length=1)
+
+    @field_validator("implementations")
+    @classmethod
+    def _names(cls, v: dict[str, Implementation]) -> dict[str, Implementation]:
+        for k in v:
+            if not re.match(IDENT_RE, k):
+                raise ValueError(f"implementation name '{k}' must match {IDENT_RE}")
+        defaults = [k for k, i in v.items() if i.default]
+        if len(defaults) != 1:
+            raise ValueError(f"exactly one implementation needs 'default: true' (found {defaults or 'none'})")
+        return v
+
+
+# ---------------------------------------------------------------------- peers
+class PeerImplementation(Strict):
+    sources: list[str] = Field(min_length=1, description="Adapter sources, relative to the peer folder.")
+    summary: str
+    code: Literal["portable", "asm", "simd", "hardware"] = Field(
+        description="What runs: portable C/C++, scalar assembly, vector code, or cipher instructions.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment the programs need.")
+    arch: list[str] = Field(["x86_64"], description="Architectures it can run on (the library is the host's).")
+
+
+class PeerFile(Strict):
+    """A peer library as data: c_src/peers/<library>/peer.yaml."""
+
+    library: str = Field(pattern=IDENT_RE)
+    display: str
+    package: str = Field(description="Debian package with the headers and the library.")
+    language: Literal["c", "c++"]
+    header: str = Field(description="A header under /usr/include whose presence proves the package is installed.")
+    cflags: list[str] = Field(default_factory=list)
+    libs: list[str] = Field(default_factory=list)
+    implementations: dict[str, dict[str, PeerImplementation]] = Field(
+        description="Our cipher name -> implementation name (the library, or library_variant) -> facts.")
+
+    @field_validator("implementations")
+    @classmethod
+    def _names(cls, v: dict[str, dict[str, PeerImplementation]]) -> dict[str, dict[str, PeerImplementation]]:
+        for impls in v.values():
+            for k in impls:
+                if not re.match(IDENT_RE, k):
+                    raise ValueError(f"implementation name '{k}' must match {IDENT_RE}")
+        return v
+
+
+# ---------------------------------------------------------------------- hosts
+class HostFile(Strict):
+    """A machine reached over SSH: hosts/<name>.yaml."""
+
+    address: str = Field(description="Host name or IP address.")
+    port: int = Field(22, gt=0, lt=65536)
+    user: str | None = Field(None, description="Login name (default: ~/.ssh/config, else the local user).")
+    identity_file: str | None = Field(None, description="Private key file (default: the SSH agent and ~/.ssh/config).")
+    target: str = Field(description="A name from targets/: how to build for this machine.")
+    workdir: str | None = Field(None, description="Folder on the host for the programs (default ~/.cipherlab).")
+    known_hosts: str | None = Field(None, description="known_hosts file to verify the host key with "
+                                                       "(default ~/.ssh/known_hosts).")
+
+
+# -------------------------------------------------------------------- matrix
+Selector = str | list[str]
+
+
+class Rule(Strict):
+    """A set of cells: each given axis matches one value or any value of a list."""
+
+    cipher: Selector | None = None
+    implementation: Selector | None = None
+    toolchain: Selector | None = None
+    target: Selector | None = None
+
+
+class MatrixFile(Strict):
+    """What a run covers: matrix.yaml."""
+
+    ciphers: list[str] | Literal["all"] = Field(description="Cipher folder names, or 'all'.")
+    implementations: Literal["default", "all", "ours", "peers"] | list[str] = Field(
+        "default", description="'default', 'ours' (all of ours), 'peers' (our defaults and every peer), 'all', "
+                               "or a list of cipher/implementation names.")
+    toolchains: list[str] = Field(min_length=1)
+    targets: list[str] = Field(["host"], min_length=1)
+    container_targets: list[str] | None = Field(
+        None, description="Targets used instead of 'targets' when the backend is container and none are named."
+    )
+    key_sizes: list[int] | Literal["all"] = Field(
+        "all", description="Key sizes to time; each cipher uses those it supports (its own if none)."
+    )
+    profile: str = "quick"
+    backend: Literal["host", "container"] = "host"
+    engine: Literal["auto", "docker", "podman"] = Field(
+        "auto", description="Container engine for backend=container (auto: docker, else podman; env CIPHERLAB_ENGINE overrides)."
+    )
+    include: list[Rule] = Field(default_factory=list, description="Cells added after the axes product.")
+    exclude: list[Rule] = Field(default_factory=list, description="Cells removed from the product.")
+
+
+# ------------------------------------------------------------- validation
+def validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+    """data as a model, or a ConfigError naming path, key and fix."""
+    if not isinstance(data, dict):
+        raise ConfigError(path, None, "must be a mapping of keys to values.", "see the JSON Schema in schemas/")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or None
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(model, err["loc"][:-1])
+            raise ConfigError(
+                path, key, "unknown key.", f"remove it or use one of: {', '.join(allowed)}"
+            ) from None
+        if err["type"] == "missing":
+            raise ConfigError(path, key, "required key is missing.", "add it (see schemas/)") from None
+        raise ConfigError(path, key, f"{err['msg']} (got {err.get('input')!r}).", "see schemas/ for the allowed values") from None
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    cur: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = getattr(cur, "model_fields", {})
+        fi = fields.get(part) or next((f for f in fields.values() if f.alias == part), None)
+        if fi is None:
+            continue  # a dict key (e.g. an implementation name): stay on the value model
+        ann = fi.annotation
+        args = getattr(ann, "__args__", ()) or (ann,)
+        nxt = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        while nxt is None and args:
+            inner = [b for a in args for b in getattr(a, "__args__", ())]  # list[Model] / dict[str, Model]
+            nxt = next((b for b in inner if isinstance(b, type) and issubclass(b, BaseModel)), None)
+            args = tuple(inner)
+        if nxt is None:
+            break
+        cur = nxt
+    return sorted(f.alias or name for name, f in getattr(cur, "model_fields", {}).items())
+
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "matrix": MatrixFile,
+    "toolchain": ToolchainFile,
+    "target": Target,
+    "profile": Profile,
+    "cipher": CipherFile,
+    "peer": PeerFile,
+    "host": HostFile,
+}
+
+
+def export_schemas(out_dir: Path) -> list[Path]:
+    """Writes one JSON Schema per config file kind (for editors)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in SCHEMAS.items():
+        schema = model.model_json_schema(by_alias=True)
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["title"] = f"cipherlab {name} file"
+        p = out_dir / f"{name}.schema.json"
+        p.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
+        written.append(p)
+    return written

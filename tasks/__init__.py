@@ -1,0 +1,19 @@
+"""invoke tasks: thin, one module per collection, all made from lab.cli's command table.
+
+    invoke matrix.run [--ciphers rijndael,rc6] [--toolchains gcc-O3] [--profile nist] [--resume [RUN_ID]] ...
+    invoke report [--runs RUN_ID] [--compare RUN_ID]
+    invoke compare RUN_A [RUN_B] [--by toolchain]
+    invoke verify CIPHER VECTORS [--impl all] [--target sparc64]
+    invoke images.build | images.host-plugin
+    invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation
+    invoke test | schema | list | catalogue | checksums | validate
+
+No work happens at import: the lab's data files are read when a task runs.
+"""
+
+from invoke import Collection
+
+from . import bench, images, matrix, report
+from .test import test
+
+ns = Collection(matrix.collection, images.collection, bench.collection, test, *report.tasks)
