@@ -295,13 +295,16 @@ static const unsigned short ct_key_bits[] = {128, 192, 256, 0};
 #define CT_B2(x) (((x) >> 16) & 0xffu)
 #define CT_B3(x) ((x) >> 24)
 
-/* Odd round: rows (a0..a3) -> (b0..b3) with round key k. */
+/* Odd round: rows (a0..a3) -> (b0..b3) with round key k.  The key word enters
+ * first and the four lookups as two pairs (with clang 14 about 4 % faster than
+ * one left-to-right chain; gcc 12 the same either way). */
 #define CT_ODD(b0, b1, b2, b3, a0, a1, a2, a3, k)                                                  \
     do {                                                                                           \
-        b0 = ct_t[0][CT_B0(a0)] ^ ct_t[1][CT_B0(a1)] ^ ct_t[2][CT_B0(a2)] ^ ct_t[3][CT_B0(a3)] ^ (k)[0]; \
-        b1 = ct_t[1][CT_B1(a0)] ^ ct_t[2][CT_B1(a1)] ^ ct_t[3][CT_B1(a2)] ^ ct_t[0][CT_B1(a3)] ^ (k)[1]; \
-        b2 = ct_t[2][CT_B2(a0)] ^ ct_t[3][CT_B2(a1)] ^ ct_t[0][CT_B2(a2)] ^ ct_t[1][CT_B2(a3)] ^ (k)[2]; \
-        b3 = ct_t[3][CT_B3(a0)] ^ ct_t[0][CT_B3(a1)] ^ ct_t[1][CT_B3(a2)] ^ ct_t[2][CT_B3(a3)] ^ (k)[3]; \
+        uint32_t k0_ = (k)[0], k1_ = (k)[1], k2_ = (k)[2], k3_ = (k)[3];                           \
+        b0 = (k0_ ^ ct_t[0][CT_B0(a0)] ^ ct_t[1][CT_B0(a1)]) ^ (ct_t[2][CT_B0(a2)] ^ ct_t[3][CT_B0(a3)]); \
+        b1 = (k1_ ^ ct_t[1][CT_B1(a0)] ^ ct_t[2][CT_B1(a1)]) ^ (ct_t[3][CT_B1(a2)] ^ ct_t[0][CT_B1(a3)]); \
+        b2 = (k2_ ^ ct_t[2][CT_B2(a0)] ^ ct_t[3][CT_B2(a1)]) ^ (ct_t[0][CT_B2(a2)] ^ ct_t[1][CT_B2(a3)]); \
+        b3 = (k3_ ^ ct_t[3][CT_B3(a0)] ^ ct_t[0][CT_B3(a1)]) ^ (ct_t[1][CT_B3(a2)] ^ ct_t[2][CT_B3(a3)]); \
     } while (0)
 /* Even round = odd round on the rows (A[3], A[0], A[1], A[2]) (pi_e = pi_o of
  * those rows, section 3; gamma_e likewise). */
@@ -345,17 +348,23 @@ static void ct_crypt(const void *ks_, const uint8_t *in, uint8_t *out, size_t nb
 /* ---- key schedule (section 6) ---- */
 
 /* phi (section 4, word form): phi(A)[i] = xor_s (A[i] <<< 8s) & N_(i+e-s mod 4),
- * e = 0 for phi_o, 1 for phi_e. */
+ * e = 0 for phi_o, 1 for phi_e.  Row i only depends on c = i + e mod 4. */
 static const uint32_t ct_n[4] = {0xcffccffcu, 0x3ff33ff3u, 0xfccffccfu, 0xf33ff33fu};
 
-static void ct_phi(uint32_t *k, unsigned e)
+static inline uint32_t ct_phi_row(uint32_t x, unsigned c)
 {
-    for (unsigned i = 0; i < 4; i++) {
-        uint32_t x = k[i], y = 0;
-        for (unsigned s = 0; s < 4; s++)
-            y ^= cl_rotl32(x, 8 * s) & ct_n[(i + e + 4 - s) & 3];
-        k[i] = y;
-    }
+    return (x & ct_n[c]) ^ (cl_rotl32(x, 8) & ct_n[(c + 3) & 3]) ^ (cl_rotl32(x, 16) & ct_n[(c + 2) & 3]) ^
+           (cl_rotl32(x, 24) & ct_n[(c + 1) & 3]);
+}
+
+/* d = phi_e (e = 1) or phi_o (e = 0) of the round key s (d may equal s). */
+static inline void ct_phi(uint32_t *d, const uint32_t *s, unsigned e)
+{
+    uint32_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+    d[0] = ct_phi_row(s0, e & 3);
+    d[1] = ct_phi_row(s1, (1 + e) & 3);
+    d[2] = ct_phi_row(s2, (2 + e) & 3);
+    d[3] = ct_phi_row(s3, (3 + e) & 3);
 }
 
 /* The 13 unfolded encryption round keys Ke_0..Ke_12 (steps 1 and 2). */
@@ -425,7 +434,7 @@ static int ct_set_encrypt_key(void *ks_, const uint8_t *key, unsigned key_bits)
     int rc = ct_round_keys(rk, key, key_bits);
     if (rc != CL_OK)
         return rc;
-    ct_phi(rk + 48, 1); /* folded last round: phi_e(Ke_12) */
+    ct_phi(rk + 48, rk + 48, 1); /* folded last round: phi_e(Ke_12) */
     return CL_OK;
 }
 
@@ -438,10 +447,9 @@ static int ct_set_decrypt_key(void *ks_, const uint8_t *key, unsigned key_bits)
     int rc = ct_round_keys(ke, key, key_bits);
     if (rc != CL_OK)
         return rc;
-    for (unsigned r = 0; r < 12; r++) {
-        for (unsigned i = 0; i < 4; i++)
-            rk[4 * r + i] = ke[4 * (12 - r) + i];
-        ct_phi(rk + 4 * r, (r & 1) ? 0 : 1);
+    for (unsigned r = 0; r < 12; r += 2) {
+        ct_phi(rk + 4 * r, ke + 4 * (12 - r), 1);      /* even r: phi_e */
+        ct_phi(rk + 4 * r + 4, ke + 4 * (11 - r), 0);  /* odd r: phi_o */
     }
     for (unsigned i = 0; i < 4; i++)
         rk[48 + i] = ke[i];
