@@ -56,6 +56,9 @@ RUN_OPTS = (
     Opt("resume", "finish an interrupted run: the latest unfinished one, or RUN_ID", "optstr"),
     Opt("no_wait", "refuse instead of waiting when another run holds the machine's timing lock", "flag"),
     Opt("jobs", "parallel builds, known-answer gates and instruction counts (default: the core count)", "int"),
+    Opt("timeout", "time limit in seconds for one program run of a cell (default: the profile's)", "float"),
+    Opt("results_dir", "where results go (default results/ in the checkout)"),
+    Opt("build_dir", "where builds go (default build/ in the checkout)"),
     Opt("tag", "a word added to the run id"),
     Opt("quiet", "print nothing but errors and the result", "flag"),
     Opt("progress", "live progress display on a terminal (default; --no-progress: one line per cell)", "switch",
@@ -70,6 +73,7 @@ COMMANDS: tuple[Command, ...] = (
             RUN_OPTS, invoke="matrix.run"),
     Command("report", "(re)build the HTML report from stored results (nothing is run)", "report", (
         Opt("runs", "comma list of run ids (default: the latest run)", "csv"),
+        Opt("results_dir", "where the results are (default results/ in the checkout)"),
         Opt("compare", "also compare with this run (RUN_ID, MACHINE/RUN_ID or a path)"),
         DEBUG)),
     Command("compare", "compare two runs cell by cell (or the toolchains of one run with --by toolchain)",
@@ -80,6 +84,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("threshold", "noise threshold: smaller relative changes are 'no change' (default 0.03)",
                     "float"),
                 Opt("metrics", "comma list of metrics (default: speeds and Encrypt-n per block)", "csv"),
+                Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 DEBUG)),
     Command("verify", "check implementations of a cipher against a known-answer file (any path)", "verify", (
         Opt("cipher", "cipher name", positional=True),
@@ -88,6 +93,7 @@ COMMANDS: tuple[Command, ...] = (
         Opt("toolchain", "toolchain profile (default gcc-O3)"),
         Opt("target", "target (default host; others run in their container)"),
         Opt("show", "failed records to print (default 5)", "int"),
+        Opt("build_dir", "where builds go (default build/ in the checkout)"),
         DEBUG)),
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
@@ -151,12 +157,12 @@ def call(cmd: Command, raw: dict[str, Any]) -> int:
     from . import commands
 
     debug = bool(raw.get("debug")) or os.environ.get("CIPHERLAB_DEBUG") == "1"
-    values = {o.name: convert(o, raw.get(o.name, o.default)) for o in cmd.options if o.name != "debug"}
     fn: Callable[..., int] = getattr(commands, cmd.run)
     if not debug:
         warnings.simplefilter("default")
         warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"  # type: ignore[assignment]
     try:
+        values = {o.name: convert(o, raw.get(o.name, o.default)) for o in cmd.options if o.name != "debug"}
         return int(fn(**values) or 0)
     except UserError as e:
         if debug:

@@ -18,9 +18,13 @@ def _lab() -> Lab:
     return Lab()  # validates every data file of the project, used or not
 
 
+def _dir(lab: Lab, value, default: str) -> Path:
+    return Path(value).expanduser().resolve() if value else lab.root / default
+
+
 def run(matrix=None, ciphers=None, implementations=None, toolchains=None, targets=None, profile=None, backend=None,
-        resume=None, no_wait=False, jobs=None, tag=None, quiet=False, progress=True, report=True,
-        icount=True) -> int:
+        resume=None, no_wait=False, jobs=None, timeout=None, results_dir=None, build_dir=None, tag=None, quiet=False,
+        progress=True, report=True, icount=True) -> int:
     from .progress import Progress, mode_for
     from .run import RunRequest, run as run_matrix
 
@@ -32,9 +36,14 @@ def run(matrix=None, ciphers=None, implementations=None, toolchains=None, target
         raise UsageError(f"option --backend: '{backend}' is not a backend (use host or container)")
     if jobs is not None and jobs < 1:
         raise UsageError("option --jobs: needs a positive number")
+    if timeout is not None and timeout <= 0:
+        raise UsageError("option --timeout: needs a positive number of seconds")
+    if matrix and not Path(matrix).is_file():
+        raise UsageError(f"option --matrix: {matrix} does not exist")
     req = RunRequest(matrix=Path(matrix) if matrix else None, ciphers=ciphers, implementations=impls,
                      toolchains=toolchains, targets=targets, profile=profile, backend=backend, resume=resume,
-                     no_wait=no_wait, jobs=jobs, tag=tag or "", icount=icount)
+                     no_wait=no_wait, jobs=jobs, timeout=timeout, tag=tag or "", icount=icount,
+                     results_dir=_dir(lab, results_dir, "results"), build_dir=_dir(lab, build_dir, "build"))
     ui = Progress(0, mode_for(quiet, progress))
     outcome = run_matrix(lab, req, ui, say=(lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr)))
     counts = ", ".join(f"{s} {n}" for s, n in sorted(outcome.counts.items()))
@@ -42,35 +51,36 @@ def run(matrix=None, ciphers=None, implementations=None, toolchains=None, target
     if report:
         from .report import build_report
 
-        print(f"report: {build_report(lab, [outcome.run_dir])}")
+        print(f"report: {build_report(lab, [outcome.run_dir], results_dir=req.results_dir)}")
     return outcome.exit_code
 
 
-def report(runs=None, compare=None) -> int:
+def report(runs=None, compare=None, results_dir=None) -> int:
     from .report import build_report
 
     lab = _lab()
-    print(f"report: {build_report(lab, runs, compare_with=compare)}")
+    print(f"report: {build_report(lab, runs, results_dir=_dir(lab, results_dir, 'results'), compare_with=compare)}")
     return 0
 
 
-def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None) -> int:
+def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None, results_dir=None) -> int:
     from . import compare as cmp
 
     lab = _lab()
     if by not in (None, "toolchain"):
         raise UsageError(f"option --by: '{by}' is not supported (use toolchain)")
-    table = cmp.compare_runs(lab.root / "results", run_a, run_b, by=by, threshold=threshold or 0.03,
+    table = cmp.compare_runs(_dir(lab, results_dir, "results"), run_a, run_b, by=by, threshold=threshold or 0.03,
                              metrics=metrics)
     print(cmp.format_table(table))
     return 0
 
 
-def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, show=None) -> int:
+def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, show=None, build_dir=None) -> int:
     from .verify import verify as verify_cipher
 
     lab = _lab()
-    results = verify_cipher(lab, cipher, Path(vectors), impl, toolchain or "gcc-O3", target or "host")
+    results = verify_cipher(lab, cipher, Path(vectors), impl, toolchain or "gcc-O3", target or "host",
+                            build_dir=_dir(lab, build_dir, "build"))
     for res in results:
         print(res.line())
         for f in res.fails[: show if show is not None else 5]:

@@ -15,6 +15,7 @@ Nothing downstream reads YAML again: the plan carries these values.
 
 from __future__ import annotations
 
+import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,12 +170,16 @@ def read_yaml(path: Path) -> Any:
 
 
 class Lab:
-    """Everything discovered from the data folders of one checkout, validated and resolved."""
+    """Everything discovered from the data folders of one checkout, validated and resolved.
 
-    def __init__(self, root: Path | str = ROOT, cipher_dirs: list[Path] | None = None,
+    The checkout is this package's, or ``CIPHERLAB_ROOT``; cipher folders: ``c_src/ciphers`` plus those named
+    in ``CIPHERLAB_CIPHER_DIRS`` (a path list, e.g. for ciphers kept outside the checkout)."""
+
+    def __init__(self, root: Path | str | None = None, cipher_dirs: list[Path] | None = None,
                  peer_dirs: list[Path] | None = None, shared: Path | str | None = None):
-        self.root = Path(root)
-        self.cipher_dirs = [Path(d) for d in (cipher_dirs or [self.root / "c_src" / "ciphers"])]
+        self.root = Path(root or os.environ.get("CIPHERLAB_ROOT") or ROOT)
+        extra = [Path(d) for d in os.environ.get("CIPHERLAB_CIPHER_DIRS", "").split(os.pathsep) if d]
+        self.cipher_dirs = [Path(d) for d in (cipher_dirs or [self.root / "c_src" / "ciphers", *extra])]
         self.peer_dirs = [Path(d) for d in (peer_dirs if peer_dirs is not None else [self.root / "c_src" / "peers"])]
         self.shared = Path(shared).resolve() if shared else (self.root.parent / "shared").resolve()
         errors: list[ConfigError] = []

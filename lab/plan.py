@@ -46,6 +46,11 @@ class Cell:
     def sort_key(self) -> tuple:
         return (self.machine or "", self.target.name, self.toolchain.name, self.impl.cipher, self.impl.name)
 
+    def with_timeout(self, seconds: float) -> "Cell":
+        """The cell with another time limit for one program run."""
+        profile = self.profile.model_copy(update={"timeout_seconds": max(1, int(seconds))})
+        return Cell(self.impl, self.toolchain, self.target, self.key_sizes, profile, self.machine, self.unavailable)
+
     def with_machine(self, machine: str | None, target: Target) -> "Cell":
         c = Cell(self.impl, self.toolchain, target, self.key_sizes, self.profile, machine, None)
         return Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, machine, unavailable_reason(c))

@@ -192,6 +192,8 @@ COLUMNS = {
     "code": "what code runs: portable, asm, simd or hardware (a peer's own kind; ours: its class)",
     "default": "True for the cipher's default implementation (None in format-1 results)",
     "label": "row label for tables (display, or e.g. DFC-64)",
+    "row": "the row name every table uses: the label, plus [implementation] when the data has several of the "
+           "cipher's own implementations (peers always carry their library's name)",
     "round1": "True for the 15 AES round-1 candidates",
     "block_bits": "block size in bits",
     "toolchain": "compiler profile name (toolchains/<name>.yaml)",
@@ -602,7 +604,17 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=list(COLUMNS))
-    return pd.concat(frames, ignore_index=True)
+    return with_rows(pd.concat(frames, ignore_index=True))
+
+
+def with_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Fills the `row` column: one name per implementation, the same in every table of a report."""
+    if df.empty:
+        return df
+    ours = df["impl_class"] != "peer"
+    n = df[ours].groupby("cipher")["implementation"].nunique()
+    multi = df["cipher"].map(n).fillna(1) > 1
+    return df.assign(row=df["label"].where(~(multi & ours), df["label"] + " [" + df["implementation"] + "]"))
 
 
 def load_cells(runs=None, results_dir: Path | str = "results") -> pd.DataFrame:
@@ -618,4 +630,4 @@ def load_cells(runs=None, results_dir: Path | str = "results") -> pd.DataFrame:
                          "kat_records": c.kat.records if c.kat else None, "seconds": c.seconds,
                          "processes": len(m.timing) if m else None, "stopped": m.stopped if m else None,
                          "icount_note": c.icount_note})
-    return pd.DataFrame(rows)
+    return with_rows(pd.DataFrame(rows)) if rows else pd.DataFrame(rows)

@@ -58,6 +58,7 @@ class RunRequest:
     resume: str | None = None  # a run id, or "latest" (the latest unfinished run)
     no_wait: bool = False
     jobs: int | None = None
+    timeout: float | None = None  # per program run; None: the profile's
     tag: str = ""
     results_dir: Path = Path("results")
     build_dir: Path = Path("build")
@@ -130,6 +131,8 @@ def plan_run(lab: Lab, req: RunRequest):
                 from .errors import unknown_name
                 raise unknown_name(key[:-1], n, table)
     cells = expand(lab, m, str(req.matrix or "matrix.yaml"))
+    if req.timeout:
+        cells = [c.with_timeout(req.timeout) for c in cells]
     if not cells:
         raise UsageError("the matrix selects no cells (check ciphers/toolchains/targets and the exclude rules)")
     return m, cells
@@ -358,6 +361,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
         from .schema import MatrixFile
         m = MatrixFile.model_validate(resumed_meta.matrix)
         cells = expand(lab, m, f"{run_dir}/run.json")
+        if resumed_meta.options.get("timeout"):
+            cells = [c.with_timeout(resumed_meta.options["timeout"]) for c in cells]
         req.icount = bool(resumed_meta.options.get("icount", True))
     else:
         m, cells = plan_run(lab, req)
@@ -383,7 +388,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                 "targets": {name: {**t.model_dump(), "emulated": t.emulated}
                             for name, t in sorted({c.target.name: c.target for c in cells}.items())},
                 "cells_planned": [c.id for c in cells], "fingerprint": fp, "lab_version": __version__,
-                "options": {"icount": req.icount, "jobs": jobs, "cpu": cpu}},
+                "options": {"icount": req.icount, "jobs": jobs, "cpu": cpu, "timeout": req.timeout}},
                 tag=req.tag or f"{m.backend}-{m.profile}")
             recorded = set()
         todo = [c for c in cells if c.id not in recorded]

@@ -18,6 +18,8 @@ HOST_PLUGIN = Path("build/qemu-plugin/libicount.so")
 
 def run_process(argv: list[str], *, cwd: Path | str, timeout: float, env: dict | None, cancel) -> Completed:
     """Run argv in its own process group; kill the whole group on timeout or cancel."""
+    if cancel is not None:
+        cancel.check()  # Ctrl-C arrived: start nothing new
     t0, wall = time.perf_counter(), time.time()
     try:
         p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

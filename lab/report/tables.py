@@ -23,12 +23,10 @@ VECTORISED = 0.6
 
 
 def row_labels(df: pd.DataFrame) -> pd.Series:
-    """Row name per result row: the cipher's label, plus the implementation when several are shown."""
+    """Row name per result row (lab.results fills it once for the whole data: the same name in every table)."""
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
-    ours = df["impl_class"] != "peer"
-    multi = df[ours].groupby("cipher")["implementation"].transform("nunique").reindex(df.index).fillna(1) > 1
-    return df["label"].where(~(multi & ours), df["label"] + " [" + df["implementation"] + "]")
+    return df["row"]
 
 
 def at_key_size(df: pd.DataFrame, key_size: int = 128) -> pd.DataFrame:

@@ -1,0 +1,290 @@
+"""Every figure of the report, from synthetic raw samples with known answers: the loader's numbers and the
+numbers the rendered HTML shows, each computed here from its definition (NIST's 3-sd mean, Kbit/s, keys/s,
+overhead subtraction, the best case over processes and its interval, normalisation by the best, Jenks
+groups, Kendall's tau against scipy, compiler ratios, memory sums, the ratio against a library)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from lab import results
+from lab.report import build_report, errors_in
+from lab.report import reference as ref
+
+from . import synth
+from .html_tables import find, number
+
+P = 5  # processes per cell
+# ns per block (encrypt; decrypt 10 % more), ns per key pair, TSC ticks per block at n=128 of each portable cipher
+SPEEDS = {"rijndael": (98.0, 400.0, 250.0), "twofish": (101.0, 2000.0, 260.0), "rc6": (200.0, 100.0, 500.0),
+          "serpent": (990.0, 800.0, 2500.0), "magenta": (1000.0, 500.0, 2600.0)}
+DISPLAY = {"rijndael": "Rijndael", "twofish": "Twofish", "rc6": "RC6", "serpent": "Serpent", "magenta": "MAGENTA"}
+# per process: how much slower than the best each process's best sample is (process 5 has the best layout)
+LAYOUT = [1.02, 1.04, 1.01, 1.025, 1.0]
+OVERHEAD = 26  # TSC ticks: the counter reads around an empty call
+BLOCKS, PAIRS = 1000, 100  # per timing sample
+
+
+def _timing(enc: float, key: float) -> list[dict]:
+    out = []
+    for p, f in enumerate(LAYOUT):
+        def samples(cost, per):
+            best = cost * f * per
+            return [int(best * 1.01), int(best), int(best * 2.5)]  # one sample hit by an interruption
+        out.append(synth.timing_process({128: {"encrypt": (BLOCKS, samples(enc, BLOCKS)),
+                                               "decrypt": (BLOCKS, samples(enc * 1.1, BLOCKS)),
+                                               "key_setup": (PAIRS, samples(key, PAIRS))}}, started=float(p)))
+    return out
+
+
+def _cycles(per_block: float) -> list[dict]:
+    out = []
+    for p, f in enumerate(LAYOUT):
+        def d(cost, calls, n=1):
+            best = int(round(cost * f * calls * n)) + OVERHEAD
+            return [best + 26, best, best * 3]
+        out.append(synth.cycles_process({
+            ("null", 1): (1, [OVERHEAD + 26, OVERHEAD, OVERHEAD]),
+            ("ekey", 1): (10, d(200.0, 10)), ("dkey", 1): (10, d(300.0, 10)),
+            ("init", 1): (1, [OVERHEAD, OVERHEAD, OVERHEAD + 26]),  # indistinguishable from the overhead
+            ("encrypt", 1): (100, d(per_block * 1.2, 100)), ("decrypt", 1): (100, d(per_block * 1.2, 100)),
+            ("encrypt", 16): (10, d(per_block, 10, 16)), ("decrypt", 16): (10, d(per_block, 10, 16)),
+            ("encrypt", 128): (10, d(per_block, 10, 128)), ("decrypt", 128): (10, d(per_block, 10, 128))}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("values")
+    cells = [synth.cell(c, "ref", display=DISPLAY[c], key_sizes=(128,), timing=_timing(e, k), cycles=_cycles(cy))
+             for c, (e, k, cy) in SPEEDS.items()]
+    # the same Rijndael code, 25 % slower with another compiler
+    cells.append(synth.cell("rijndael", "ref", "clang-O3", display="Rijndael", key_sizes=(128,),
+                            timing=_timing(98.0 * 1.25, 400.0), cycles=_cycles(250.0 * 1.25)))
+    # hardware instructions: far faster, never in a portable ranking
+    cells.append(synth.cell("rijndael", "hw", display="Rijndael", impl_class="hardware", key_sizes=(128,),
+                            default=False, timing=_timing(10.0, 50.0), cycles=_cycles(20.0), table_bytes=0))
+    # a peer library's portable code, twice as fast as ours
+    cells.append(synth.cell("rijndael", "libx", display="Rijndael", impl_class="peer", peer_code="portable",
+                            key_sizes=(128,), default=False, timing=_timing(49.0, 400.0), cycles=_cycles(125.0)))
+    cells.append(synth.cell("deal", "ref", display="DEAL", status="kat_failed", reason="3 of 10 records failed"))
+    toolchains = {"gcc-O3": synth.toolchain_facts("gcc", ["A.1-7"]), "clang-O3": synth.toolchain_facts("clang")}
+    run = synth.write_run(tmp / "results", cells, toolchains=toolchains)
+    html = build_report(None_lab(), [run], results_dir=tmp / "results", reports_dir=tmp / "reports").read_text()
+    return {"run": run, "df": results.load(run, tmp / "results"), "html": html, "tmp": tmp}
+
+
+def None_lab():
+    from lab.config import Lab
+
+    return Lab()
+
+
+def row(df, cipher, metric, impl="ref", toolchain="gcc-O3", n=None):
+    sel = df[(df.cipher == cipher) & (df.implementation == impl) & (df.toolchain == toolchain) & (df.metric == metric)]
+    if n is not None:
+        sel = sel[sel.n_blocks == n]
+    assert len(sel) == 1, (cipher, metric, len(sel))
+    return sel.iloc[0]
+
+
+def nist_mean(xs) -> float:
+    med, sd = statistics.median(xs), statistics.stdev(xs)
+    kept = [x for x in xs if abs(x - med) <= 3 * sd]
+    return sum(kept) / len(kept)
+
+
+def min_interval(per_process: list[float]) -> tuple[float, float]:
+    """The bootstrap percentile interval of the minimum of 5 values: P(min* <= x(k)) = 1 - (1 - k/5)^5 is
+    0.672, 0.922, 0.990 for k = 1, 2, 3, so the 2.5 % and 97.5 % points are x(1) and x(3)."""
+    s = sorted(per_process)
+    return s[0], s[2]
+
+
+# ------------------------------------------------------------------ loader
+def test_speed_estimate_interval_and_nist_value(synthetic):
+    df = synthetic["df"]
+    enc, key, _ = SPEEDS["rijndael"]
+    r = row(df, "rijndael", "encrypt_speed")
+    per_block = [int(enc * f * BLOCKS) / BLOCKS for f in LAYOUT]  # each process's best sample, ns per block
+    assert r.estimate == pytest.approx(128 * 1e6 / min(per_block))  # Kbit/s of the best case
+    lo, hi = min_interval(per_block)
+    assert (r.ci_low, r.ci_high) == (pytest.approx(128e6 / hi), pytest.approx(128e6 / lo))
+    assert r.processes == P and r.estimator == "min" and r.unit == "Kbit/s"
+    samples = [x / BLOCKS for p in _timing(enc, key) for x in p["key_sizes"][128]["encrypt"]["ns"]]
+    assert r.value == pytest.approx(128e6 / nist_mean(samples))  # NIST: reduce the times, then convert
+    assert r.value < r.estimate  # the interrupted samples pull NIST's mean, not the best case
+    assert r.n_total == 3 * P
+    k = row(df, "rijndael", "key_setup_speed")
+    pairs = [int(key * f * PAIRS) / PAIRS for f in LAYOUT]
+    assert k.estimate == pytest.approx(2e9 / min(pairs)) and k.unit == "keys/s"  # a key = half a pair
+
+
+def test_cycle_counts_subtract_the_overhead_once_per_sample(synthetic):
+    df = synthetic["df"]
+    ekey = row(df, "rijndael", "ekey")
+    # best sample of the best process: 200 * 10 calls + overhead; minus the overhead, per call
+    assert ekey.estimate == pytest.approx(200.0)
+    e128 = row(df, "rijndael", "encrypt_per_block", n=128)
+    assert e128.estimate == pytest.approx(250.0, abs=0.01)
+    null = row(df, "rijndael", "null_overhead")
+    assert null.estimate == OVERHEAD and null.unit == "tsc_ticks"
+
+
+def test_a_quantity_indistinguishable_from_the_overhead_is_below_resolution(synthetic):
+    init = row(synthetic["df"], "rijndael", "init")
+    assert init.below_resolution and math.isnan(init.estimate) and math.isnan(init.value)
+    assert init.bound == 26.0  # one counter step per call
+    assert init.precision_met  # not a precision failure: a bound
+
+
+def test_facts_and_memory_rows(synthetic):
+    df = synthetic["df"]
+    assert row(df, "rijndael", "table_bytes").estimate == 1000
+    assert row(df, "rijndael", "code_bytes").estimate == 3000  # text + rodata
+    assert row(df, "rijndael", "kat_passed").estimate == 10
+
+
+# ------------------------------------------------------------------- report
+def test_the_report_renders_every_section_without_an_error(synthetic):
+    assert not errors_in(synthetic["html"])
+
+
+def test_a1_shows_the_estimate_and_the_interval_and_nist_value_on_hover(synthetic):
+    a1 = find(synthetic["html"], "a1", "gcc-O3--host")[0]
+    enc, key, _ = SPEEDS["rijndael"]
+    r = row(synthetic["df"], "rijndael", "encrypt_speed")
+    c = a1.cell("Rijndael [ref]", "Enc128")
+    assert number(c.text) == pytest.approx(round(r.estimate, 1))
+    assert f"[{r.ci_low:,.2f}, {r.ci_high:,.2f}]" in c.title and f"{r.value:,.2f}" in c.title
+    assert "best case over 5 processes" in c.title
+    labels = [x[0].text for x in a1.rows]
+    assert labels == sorted(["Rijndael [ref]", "Twofish", "RC6", "Serpent", "MAGENTA", "DEAL"])
+    assert "Rijndael [hw]" not in labels and "Rijndael [libx]" not in labels  # never in the ANSI C table
+    assert "not measured — kat_failed: 3 of 10 records failed" in a1.row("DEAL")[1].text
+    classes = find(synthetic["html"], "a1-classes", "gcc-O3--host")[0]
+    assert any(x[0].text == "hardware instructions (hardware)" for x in classes.rows)
+    hw = classes.row("Rijndael [hw]")
+    assert number(hw[2].text) == pytest.approx(round(128e6 / 10.0, 1), rel=1e-6)
+
+
+def test_a2_shows_cycles_sorted_by_encrypt_128_with_the_bound(synthetic):
+    a2 = find(synthetic["html"], "a2", "gcc-O3--host")[0]
+    ranked = [r[0].text for r in a2.rows]
+    ranked = ranked[:ranked.index("not ranked: hardware instructions")]
+    by_cost = sorted(DISPLAY, key=lambda c: SPEEDS[c][2])
+    assert ranked == [DISPLAY[c] if c != "rijndael" else "Rijndael [ref]" for c in by_cost]
+    assert number(a2.cell("Rijndael [ref]", "EKey").text) == 200
+    assert number(a2.cell("Rijndael [ref]", "Encrypt-128").text) == 250
+    assert a2.cell("Rijndael [ref]", "Init").text == "< 26.00"
+    assert number(a2.cell("Rijndael [hw]", "Encrypt-128").text) == 20
+
+
+def test_normalised_metric_divides_by_the_best(synthetic):
+    norm = find(synthetic["html"], "norm", "gcc-O3--host")[0]
+    enc = {c: v[0] for c, v in SPEEDS.items()}
+    key = {c: v[1] for c, v in SPEEDS.items()}
+    # the best case of each is its fifth process (layout factor 1.0): the times are the table's own
+    for c in SPEEDS:
+        want_enc, want_key = enc[c] / min(enc.values()), key[c] / min(key.values())
+        r = norm.row(DISPLAY[c] if c != "rijndael" else "Rijndael [ref]")
+        assert number(r[1].text) == pytest.approx(want_key, abs=0.006)
+        assert number(r[2].text) == pytest.approx(want_enc, abs=0.006)
+        assert number(r[3].text) == pytest.approx(want_key + want_enc, abs=0.011)
+    # RC6 2.04 + 1 = 3.04 < Rijndael 1 + 4 = 5 < MAGENTA 10.2 + 5 < Serpent 10.1 + 8 < Twofish 1.03 + 20
+    assert [r[0].text for r in norm.rows] == ["RC6", "Rijndael [ref]", "MAGENTA", "Serpent", "Twofish"]
+
+
+def test_top_performers_are_the_clear_top_group_of_portable_code(synthetic):
+    import re
+
+    m = re.search(r"Top group on every hardware platform: <b>([^<]*)</b>", synthetic["html"])
+    assert m and m.group(1) == "Rijndael [ref], Twofish"  # 98 and 101 ns/block; the hardware code is not in it
+
+
+def test_kendall_tau_against_nist_matches_scipy(synthetic):
+    taus = find(synthetic["html"], "taus", "published")[0]
+    (r,) = [x for x in taus.rows if x[2].text.startswith("A.1-7")]
+    ours = sorted(SPEEDS, key=lambda c: SPEEDS[c][0])  # fastest first
+    t = ref.timing()
+    nist = t[(t.table == "A.1-7") & (t.metric == "encrypt_speed") & (t.key_size == 128) & (t.variant == "")]
+    theirs = list(nist.sort_values("value", ascending=False).cipher)
+    common = [c for c in ours if c in theirs]
+    want = kendalltau([ours.index(c) for c in common], [theirs.index(c) for c in common]).statistic
+    assert number(r[3].text) == pytest.approx(want, abs=0.005) and int(r[5].text) == len(common)
+    assert 0 <= number(r[4].text) <= 1
+
+
+def test_cycles_relative_to_the_median_cipher(synthetic):
+    side = find(synthetic["html"], "side", "published")[0]
+    mine = {c: SPEEDS[c][2] for c in SPEEDS}
+    med = float(np.median(list(mine.values())))
+    c = ref.cycles()
+    vc = c[(c.platform == "pii450-win98") & c.compiler.str.startswith("Visual") & (c.metric == "encrypt_per_block")
+           & (c.n_blocks == 128) & (c.variant == "")].set_index("cipher").value
+    vmed = float(np.median([vc[x] for x in mine]))
+    for r in side.rows:
+        cipher = r[2].text
+        assert number(r[4].text) == pytest.approx(mine[cipher] / med, abs=0.006)
+        assert number(r[5].text) == pytest.approx(vc[cipher] / vmed, abs=0.006)
+
+
+def test_compilers_compared_by_their_ratio(synthetic):
+    import re
+
+    m = re.search(r"the slowest toolchain reaches (\d+)% of the fastest", synthetic["html"])
+    assert m and int(m.group(1)) == 80  # 98 vs 122.5 ns per block
+
+
+def test_memory_table_sums_tables_and_key_schedule(synthetic):
+    mem = find(synthetic["html"], "mem", "memory")[0]
+    r = mem.row("Rijndael [ref]")
+    assert number(r[2].text) == 1000 and number(r[3].text) == 200 and number(r[4].text) == 1200
+    assert number(r[6].text) == pytest.approx(round(128e6 / 98.0), abs=1)  # its best speed
+
+
+def test_versus_the_libraries_ratio_of_costs(synthetic):
+    libs = find(synthetic["html"], "libs", "libraries")[0]
+    (r,) = [x for x in libs.rows if x[1].text == "gcc-O3"]
+    assert r[4].text == "ref" and r[6].text == "libx"
+    assert number(r[8].text) == pytest.approx(2.0, abs=0.001)  # our 98 ns per block / the peer's 49
+    assert r[10].text == "peer faster"
+
+
+def test_a_partial_run_says_so(tmp_path):
+    cells = [synth.cell("rc6", "ref", display="RC6", key_sizes=(128,), timing=_timing(200.0, 100.0),
+                        cycles=_cycles(500.0))]
+    run = synth.write_run(tmp_path / "results", cells, planned=3, status="interrupted")
+    html = build_report(None_lab(), [run], results_dir=tmp_path / "results", reports_dir=tmp_path / "r").read_text()
+    assert "partial: 1 of 3 cells" in html and not errors_in(html)
+
+
+def test_precision_misses_and_steal_are_shown(tmp_path):
+    cells = [synth.cell("rc6", "ref", display="RC6", key_sizes=(128,), timing=_timing(200.0, 100.0),
+                        cycles=_cycles(500.0), precision=0.001, steal=0.2)]
+    run = synth.write_run(tmp_path / "results", cells, system={"steal_fraction": 0.1})
+    html = build_report(None_lab(), [run], results_dir=tmp_path / "results", reports_dir=tmp_path / "r").read_text()
+    a1 = find(html, "a1")[0]
+    assert a1.cell("RC6", "Enc128").text.endswith("†")  # 1 % spread between processes > 0.1 % target
+    assert "missed their precision target" in html
+    assert "CPU steal time was high" in html and "rc6/ref@gcc-O3@host (20.0 %)" in html
+
+
+def test_comparison_section_and_its_verdicts(synthetic, tmp_path):
+    cells = [synth.cell(c, "ref", display=DISPLAY[c], key_sizes=(128,),
+                        timing=_timing(e * (1.5 if c == "rc6" else 1.0), k), cycles=_cycles(cy))
+             for c, (e, k, cy) in SPEEDS.items()]
+    run_b = synth.write_run(synthetic["tmp"] / "results", cells)
+    html = build_report(None_lab(), [run_b], results_dir=synthetic["tmp"] / "results", reports_dir=tmp_path,
+                        compare_with=synthetic["run"].name).read_text()
+    assert not errors_in(html)
+    cmp = find(html, "cmp", "comparison")[0]
+    rc6 = [r for r in cmp.rows if r[0].text == "rc6/ref@gcc-O3@host" and r[1].text == "encrypt_speed 128"][0]
+    assert number(rc6[4].text) == pytest.approx(1 / 1.5, abs=0.01) and rc6[7].text == "slower"
+    same = [r for r in cmp.rows if r[0].text == "twofish/ref@gcc-O3@host" and r[1].text == "encrypt_speed 128"][0]
+    assert same[7].text == "no change" and number(same[4].text) == pytest.approx(1.0)
