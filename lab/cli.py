@@ -57,6 +57,12 @@ RUN_OPTS = (
     Opt("no_wait", "refuse instead of waiting when another run holds the machine's timing lock", "flag"),
     Opt("jobs", "parallel builds, known-answer gates and instruction counts (default: the core count)", "int"),
     Opt("timeout", "time limit in seconds for one program run of a cell (default: the profile's)", "float"),
+    Opt("hosts", "comma list of SSH hosts (hosts/<name>.yaml) that measure the cells too", "csv"),
+    Opt("local", "measure on this machine as well (default; --no-local with --hosts: on the hosts only)", "switch",
+        default=True),
+    Opt("accept_new_host_keys", "accept (and remember) the key of an SSH host seen for the first time", "flag"),
+    Opt("executor", "local (default) or dask (pip install -e .[distributed])"),
+    Opt("scheduler", "tcp://HOST:PORT of a running Dask scheduler (default: an embedded LocalCluster)"),
     Opt("results_dir", "where results go (default results/ in the checkout)"),
     Opt("build_dir", "where builds go (default build/ in the checkout)"),
     Opt("tag", "a word added to the run id"),
@@ -108,6 +114,15 @@ COMMANDS: tuple[Command, ...] = (
         Opt("engine", "docker or podman (default: env CIPHERLAB_ENGINE, the matrix's engine key, else auto)"),
         Opt("matrix", "matrix file whose targets and engine are used (default matrix.yaml)"),
         DEBUG), invoke="images.build"),
+    Command("bench-repeatability", "measure the same matrix twice and print how far apart the numbers are",
+            "bench_repeatability", (
+                Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
+                Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
+                Opt("implementations", "default, ours, peers, all, or a comma list"),
+                Opt("targets", "comma list of targets", "csv"),
+                Opt("profile", "measurement profile (default: the matrix's)"),
+                Opt("out", "JSON file to write (default bench/results/repeatability-DATE.json)"),
+                DEBUG), invoke="bench.repeatability"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

@@ -23,8 +23,9 @@ def _dir(lab: Lab, value, default: str) -> Path:
 
 
 def run(matrix=None, ciphers=None, implementations=None, toolchains=None, targets=None, profile=None, backend=None,
-        resume=None, no_wait=False, jobs=None, timeout=None, results_dir=None, build_dir=None, tag=None, quiet=False,
-        progress=True, report=True, icount=True) -> int:
+        resume=None, no_wait=False, jobs=None, timeout=None, hosts=None, local=True, accept_new_host_keys=False,
+        executor=None, scheduler=None, results_dir=None, build_dir=None, tag=None, quiet=False, progress=True,
+        report=True, icount=True) -> int:
     from .progress import Progress, mode_for
     from .run import RunRequest, run as run_matrix
 
@@ -42,16 +43,19 @@ def run(matrix=None, ciphers=None, implementations=None, toolchains=None, target
         raise UsageError(f"option --matrix: {matrix} does not exist")
     req = RunRequest(matrix=Path(matrix) if matrix else None, ciphers=ciphers, implementations=impls,
                      toolchains=toolchains, targets=targets, profile=profile, backend=backend, resume=resume,
-                     no_wait=no_wait, jobs=jobs, timeout=timeout, tag=tag or "", icount=icount,
+                     no_wait=no_wait, jobs=jobs, timeout=timeout, tag=tag or "", icount=icount, hosts=hosts,
+                     local=local, accept_new_host_keys=accept_new_host_keys, executor=executor, scheduler=scheduler,
                      results_dir=_dir(lab, results_dir, "results"), build_dir=_dir(lab, build_dir, "build"))
     ui = Progress(0, mode_for(quiet, progress))
     outcome = run_matrix(lab, req, ui, say=(lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr)))
     counts = ", ".join(f"{s} {n}" for s, n in sorted(outcome.counts.items()))
-    print(f"results: {outcome.run_dir}  ({sum(outcome.counts.values())} of {outcome.planned} cells: {counts})")
+    for d in outcome.run_dirs:
+        print(f"results: {d}")
+    print(f"{sum(outcome.counts.values())} of {outcome.planned} cells: {counts}")
     if report:
         from .report import build_report
 
-        print(f"report: {build_report(lab, [outcome.run_dir], results_dir=req.results_dir)}")
+        print(f"report: {build_report(lab, outcome.run_dirs, results_dir=req.results_dir)}")
     return outcome.exit_code
 
 
@@ -203,3 +207,12 @@ def images_host_plugin(engine=None) -> int:
     lab = _lab()
     print(host_plugin(lab, detect_engine(engine or None, lab, explicit=bool(engine))))
     return 0
+
+
+def bench_repeatability(ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
+                        out=None) -> int:
+    from .bench import repeatability
+
+    lab = _lab()
+    doc = repeatability.bench(lab, ciphers, toolchains, implementations, targets, profile, Path(out) if out else None)
+    return 0 if doc else 1

@@ -80,6 +80,8 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
     if not runs:
         return Verdict("kat_failed", "no known-answer vectors: cannot verify, so not measured")
     for path, c in runs:
+        if c.unreachable:
+            return Verdict("unreachable", f"kat on {path.name}: {c.describe_failure()}")
         out = read_kat(c)
         if out.unavailable:
             return Verdict("unavailable", "implementation reports itself unavailable on this CPU")

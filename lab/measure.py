@@ -90,6 +90,8 @@ def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
 
 
 def failure_status(c: Completed) -> str:
+    if c.unreachable:
+        return "unreachable"
     if c.timed_out:
         return "timeout"
     if c.crashed:

@@ -273,10 +273,11 @@ class RunWriter:
         self._cells = None
 
     @classmethod
-    def create(cls, results_dir: Path, meta: dict, tag: str = "") -> "RunWriter":
+    def create(cls, results_dir: Path, meta: dict, tag: str = "", run_id: str | None = None) -> "RunWriter":
+        """A new run folder results/<machine>/<run-id>/ (a run over several machines shares one id)."""
         machine = meta["machine_id"]
-        for _ in range(10):
-            run_id = new_run_id(tag)
+        for attempt in range(10):
+            run_id = run_id if run_id and attempt == 0 else new_run_id(tag)
             d = Path(results_dir) / machine / run_id
             try:
                 d.mkdir(parents=True, exist_ok=False)
@@ -295,12 +296,18 @@ class RunWriter:
         return w
 
     @classmethod
-    def reopen(cls, run_dir: Path) -> "RunWriter":
-        """For --resume: the run's metadata, with a truncated last cell line dropped (with a warning)."""
-        meta, _cells = read_run(run_dir, repair=True)
+    def reopen(cls, run_dir: Path, retry: tuple[str, ...] = ()) -> "RunWriter":
+        """For --resume: the run's metadata, with a truncated last cell line dropped (with a warning) and the
+        cells of the `retry` statuses (e.g. unreachable) taken out, so they run again and stay recorded once."""
+        meta, cells = read_run(run_dir, repair=True)
         if meta.version != VERSION:
             raise RunError(f"{run_dir} was written by format version {meta.version}; only version {VERSION} runs "
                            "can be resumed")
+        if any(c.status in retry for c in cells):
+            keep = [c for c in cells if c.status not in retry]
+            tmp = Path(run_dir) / "cells.jsonl.tmp"
+            tmp.write_text("".join(c.model_dump_json() + "\n" for c in keep))
+            tmp.replace(Path(run_dir) / "cells.jsonl")
         w = cls(run_dir, meta)
         w.meta.resumed.append(now_iso())
         w.meta.status = "running"

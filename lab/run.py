@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import threading
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +42,8 @@ from .lock import timing_lock
 from .measure import CellSamples, Measurer, cycles_args
 from .plan import Cell, expand, narrowed
 from .progress import Progress
-from .results import CellRecord, RunWriter, read_run, resolve_runs, run_dirs
+from .results import CellRecord, RunWriter, new_run_id, read_run, resolve_runs, run_dirs
+from .schema import MatrixFile
 
 PROGRAMS = ("kat", "timing", "cycles", "icount")
 
@@ -59,6 +61,11 @@ class RunRequest:
     no_wait: bool = False
     jobs: int | None = None
     timeout: float | None = None  # per program run; None: the profile's
+    hosts: list[str] | None = None  # SSH hosts (hosts/<name>.yaml) that measure the cells too
+    local: bool = True  # measure on this machine as well (with hosts: --no-local measures on the hosts only)
+    accept_new_host_keys: bool = False
+    executor: str | None = None  # local (default) or dask
+    scheduler: str | None = None  # tcp://HOST:PORT of a Dask scheduler (default: an embedded LocalCluster)
     tag: str = ""
     results_dir: Path = Path("results")
     build_dir: Path = Path("build")
@@ -67,9 +74,13 @@ class RunRequest:
 
 @dataclass
 class RunOutcome:
-    run_dir: Path
+    run_dirs: list[Path]  # one per machine
     planned: int
     counts: dict[str, int]
+
+    @property
+    def run_dir(self) -> Path:
+        return self.run_dirs[0]
 
     @property
     def failed(self) -> int:
@@ -321,14 +332,15 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
 
 
 # ------------------------------------------------------------------------ run
-def latest_unfinished(results_dir: Path) -> Path:
+def latest_unfinished(results_dir: Path) -> str:
+    """The id of the latest run (of any machine) that did not finish."""
     for d in reversed(run_dirs(results_dir)):
         try:
             meta, _ = read_run(d)
         except Exception:  # noqa: BLE001 - an unreadable folder is simply not resumable
             continue
         if meta.version >= 2 and meta.status != "finished":
-            return d
+            return meta.run_id
     raise RunError(f"no unfinished run under {results_dir} to resume")
 
 
@@ -347,140 +359,240 @@ def _check_resume(meta, cells: list[Cell], fp: dict[str, str]) -> None:
                        "with other compilers or sources must not be mixed: start a new run")
 
 
+@dataclass
+class MachineRun:
+    """The part of a run that one machine measures: its cells, backend, builder and results folder."""
+
+    machine: str
+    host: str | None  # the SSH host's name, or None for this machine
+    backend: Backend
+    builder: Builder
+    writer: RunWriter
+    cells: list[Cell]
+    todo: list[Cell]
+    cpu: int | None
+    ui: Progress
+    counts: Counter = field(default_factory=Counter)
+    kat_seconds: dict[str, float] = field(default_factory=dict)
+    status: str = "interrupted"
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def final(self, cell: Cell, f: Final) -> None:
+        """Record a cell that reached its end (thread-safe: the writer appends one line at a time)."""
+        if cell.id in self.kat_seconds:
+            f.stages.setdefault("kat", self.kat_seconds[cell.id])
+        rec = make_record(cell, f, self.machine, self.backend, self.cpu)
+        with self._lock:
+            self.writer.add_cell(rec)
+            self.counts[rec.status] += 1
+        self.ui.cell_done(cell.id, rec.status, rec.reason, rec.seconds)
+
+
+def _group_backend(lab: Lab, m: MatrixFile, host: str | None, build_dir: Path, req: RunRequest, say) -> Backend:
+    if host is None:
+        return make_backend(lab, m.backend, engine=m.engine, build_dir=build_dir, progress=say)
+    from .backends.ssh import SshBackend
+    from .buildplan import is_native
+
+    h = lab.host(host)
+    t = lab.target(h.target)
+    build = make_backend(lab, "host" if is_native(t) and not t.image else "container", engine=m.engine,
+                         build_dir=build_dir, progress=say)
+    return SshBackend(host, h, build, accept_new_host_keys=req.accept_new_host_keys, root=lab.root)
+
+
 def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[str], None] = print) -> RunOutcome:
-    """Runs (or resumes) a matrix; returns the run folder and the count of cells per status."""
+    """Runs (or resumes) a matrix on this machine and on the SSH hosts named; returns the run folders and the
+    count of cells per status."""
+    from .schema import MatrixFile
+
     results_dir = req.results_dir if req.results_dir.is_absolute() else lab.root / req.results_dir
     build_dir = req.build_dir if req.build_dir.is_absolute() else lab.root / req.build_dir
     jobs = req.jobs or os.cpu_count() or 1
-    resumed_meta = None
+    previous: dict[str, tuple] = {}
     if req.resume:
-        run_dir = latest_unfinished(results_dir) if req.resume == "latest" else resolve_runs(results_dir, req.resume)[0]
-        resumed_meta, done_cells = read_run(run_dir, repair=True)
-        if resumed_meta.status == "finished":
-            raise RunError(f"run {resumed_meta.run_id} is finished; nothing to resume")
-        from .schema import MatrixFile
-        m = MatrixFile.model_validate(resumed_meta.matrix)
-        cells = expand(lab, m, f"{run_dir}/run.json")
-        if resumed_meta.options.get("timeout"):
-            cells = [c.with_timeout(resumed_meta.options["timeout"]) for c in cells]
-        req.icount = bool(resumed_meta.options.get("icount", True))
+        run_id = latest_unfinished(results_dir) if req.resume == "latest" else \
+            read_run(resolve_runs(results_dir, req.resume)[0])[0].run_id
+        for d in run_dirs(results_dir):
+            if d.name == run_id:
+                meta, _ = read_run(d, repair=True)
+                previous[meta.machine_id] = (d, meta)
+        if all(meta.status == "finished" for _, meta in previous.values()):
+            raise RunError(f"run {run_id} is finished; nothing to resume")
+        meta0 = next(iter(previous.values()))[1]
+        m = MatrixFile.model_validate(meta0.matrix)
+        opts = meta0.options
+        req.icount = bool(opts.get("icount", True))
+        req.hosts = opts.get("hosts") or None
+        req.local = bool(opts.get("local", True))
+        req.timeout = opts.get("timeout")
+        cells = expand(lab, m, f"run.json of {run_id}")
     else:
         m, cells = plan_run(lab, req)
-    backend = make_backend(lab, m.backend, engine=m.engine, build_dir=build_dir, progress=say)
-    builder = Builder(lab.root, build_dir, backend, jobs=jobs)
-    machine = system.machine_id()
-    cpu = system.pick_cpu(cells[0].sampling.cpu)
+        run_id = new_run_id(req.tag or f"{m.backend}-{m.profile}")
+    if req.timeout:
+        cells = [c.with_timeout(req.timeout) for c in cells]
+    all_cells = plan_hosts(lab, cells, req.hosts, req.local)
+    ui = ui or Progress(len(all_cells), "quiet")
+    ui.total = len(all_cells)
+    groups: list[MachineRun] = []
     before = system.cpu_snapshot()
     try:
-        backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells}.items())],
-                        inputs=sorted({f for c in cells for f in c.impl.vector_files}))
-        fp = fingerprint(cells, builder, backend)
-        if resumed_meta is not None:
-            _check_resume(resumed_meta, cells, fp)
-            writer = RunWriter.reopen(run_dir)
-            recorded = {c.cell for c in read_run(run_dir)[1]}
-        else:
-            writer = RunWriter.create(results_dir, {
-                "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
-                "profile": cells[0].profile.model_dump(), "matrix": m.model_dump(), "backend": backend.describe(),
-                "toolchains": {t.name: {**t.facts(), "version": backend.compiler_version(t.cc, cells[0].target)}
-                               for t in sorted({c.toolchain for c in cells}, key=lambda t: t.name)},
-                "targets": {name: {**t.model_dump(), "emulated": t.emulated}
-                            for name, t in sorted({c.target.name: c.target for c in cells}.items())},
-                "cells_planned": [c.id for c in cells], "fingerprint": fp, "lab_version": __version__,
-                "options": {"icount": req.icount, "jobs": jobs, "cpu": cpu, "timeout": req.timeout}},
-                tag=req.tag or f"{m.backend}-{m.profile}")
-            recorded = set()
-        todo = [c for c in cells if c.id not in recorded]
-        ui = ui or Progress(len(cells), "quiet")
-        ui.total, ui.done = len(cells), len(recorded)
-        return _run_stages(lab, writer, backend, builder, todo, req, ui, machine, cpu, jobs, build_dir, before, say)
-    finally:
-        backend.close()
-
-
-def _run_stages(lab, writer: RunWriter, backend: Backend, builder: Builder, todo: list[Cell], req: RunRequest,
-                ui: Progress, machine: str, cpu: int | None, jobs: int, build_dir: Path, before, say) -> RunOutcome:
-    counts: Counter = Counter(c.status for c in read_run(writer.dir)[1])
-    kat_seconds: dict[str, float] = {}
-
-    def final(cell: Cell, f: Final) -> None:
-        if cell.id in kat_seconds:
-            f.stages.setdefault("kat", kat_seconds[cell.id])
-        rec = make_record(cell, f, machine, backend, cpu)
-        writer.add_cell(rec)
-        counts[rec.status] += 1
-        ui.cell_done(cell.id, rec.status, rec.reason, rec.seconds)
-
-    old_int, old_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-
-    def stop(signum, frame):
-        backend.cancel.set()
-        signal.signal(signal.SIGINT, old_int)  # a second Ctrl-C stops at once
-
-    in_main = _is_main_thread()
-    if in_main:
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-    status = "interrupted"
-    try:
-        for cell in todo:
-            if cell.unavailable:
-                final(cell, Final("unavailable", cell.unavailable))
-        live = [c for c in todo if not c.unavailable]
-        ui.stage(f"build: {len(live)} cells, {jobs} jobs")
-        built = build_stage(builder, live, req.icount, final)
-        backend.cancel.check()
-        ui.stage(f"verify: {len(built)} cells")
-        gated = []
-        for b, v, seconds in verify_stage(backend, built, jobs, final):
-            kat_seconds[b.cell.id] = seconds
-            gated.append((b, v))
-        backend.cancel.check()
-        counted: dict = {}
-        if req.icount:
-            ui.stage(f"instruction counts: {len(gated)} cells")
-            counted = icount_stage(backend, gated, build_dir / "icount", jobs)
-            backend.cancel.check()
-        waiting = []
-        for b, v in gated:
-            rec, note, fail = counted.get(b.cell.id, (None, None, None))
-            if fail:
-                final(b.cell, Final(fail[0], fail[1], b, v, icount_note=note))
+        for host in dict.fromkeys(c.machine for c in all_cells):
+            cells_h = [c for c in all_cells if c.machine == host]
+            gbuild = build_dir if host is None else build_dir / "hosts" / host
+            backend = _group_backend(lab, m, host, gbuild, req, say)
+            builder = Builder(lab.root, gbuild, backend, jobs=jobs)
+            machine = system.machine_id() if host is None else host
+            backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells_h}.items())],
+                            inputs=sorted({f for c in cells_h for f in c.impl.vector_files}))
+            fp = fingerprint(cells_h, builder, backend)
+            cpu = backend.pick_cpu(cells_h[0].sampling.cpu) if not backend.down else None
+            if machine in previous:
+                run_dir, meta = previous[machine]
+                _check_resume(meta, cells_h, fp)
+                writer = RunWriter.reopen(run_dir, retry=("unreachable",))
+                recorded = {c.cell for c in read_run(run_dir)[1]}
             else:
-                waiting.append((b, v, rec, note))
-        by_id = {b.cell.id: (b, v, rec, note) for b, v, rec, note in waiting}
-
-        def measured(cs: CellSamples) -> None:
-            b, v, rec, note = by_id[cs.cell.id]
-            stages = {"measure": round(cs.seconds, 3)}
-            if cs.failure:
-                final(cs.cell, Final(cs.failure[0], cs.failure[1], b, v, cs, rec, note, stages))
-            else:
-                final(cs.cell, Final("ok", None, b, v, cs, rec, note, stages))
-
-        if waiting:
-            ui.stage(f"measure: {len(waiting)} cells, one process at a time"
-                     + (f" on CPU {cpu}" if cpu is not None else ""))
-            with timing_lock(writer.meta.run_id, lab.root, wait=not req.no_wait, say=ui.note):
-                measure_stage(backend, [(b, v) for b, v, _, _ in waiting], cpu, measured,
-                              lambda cell, n: ui.stage(f"  measure {cell.id}: process {n}"))
-        status = "finished"
-    except Interrupted:
-        status = "interrupted"
-        raise
+                writer = RunWriter.create(results_dir, {
+                    "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
+                    "profile": cells_h[0].profile.model_dump(), "matrix": m.model_dump(),
+                    "backend": backend.describe(),
+                    "toolchains": {t.name: {**t.facts(), "version": backend.compiler_version(t.cc, cells_h[0].target)}
+                                   for t in sorted({c.toolchain.name: c.toolchain for c in cells_h}.values(),
+                                                   key=lambda t: t.name)},
+                    "targets": {name: {**t.model_dump(), "emulated": t.emulated}
+                                for name, t in sorted({c.target.name: c.target for c in cells_h}.items())},
+                    "cells_planned": [c.id for c in cells_h], "fingerprint": fp, "lab_version": __version__,
+                    "options": {"icount": req.icount, "jobs": jobs, "cpu": cpu, "timeout": req.timeout,
+                                "hosts": req.hosts, "local": req.local}},
+                    tag=req.tag, run_id=run_id)
+                recorded = set()
+            ui.done += len(recorded)
+            groups.append(MachineRun(machine, host, backend, builder, writer, cells_h,
+                                     [c for c in cells_h if c.id not in recorded], cpu, ui))
+            groups[-1].counts.update(c.status for c in read_run(writer.dir)[1])
+        executor = make_executor(req)
+        executor.execute(lab, groups, req, jobs, build_dir, say)
     finally:
-        if in_main:
-            signal.signal(signal.SIGINT, old_int)
-            signal.signal(signal.SIGTERM, old_term)
         ui.close()
         after = system.cpu_snapshot()
+        for g in groups:
+            try:
+                g.writer.close(g.status, status_counts=dict(g.counts),
+                               system={**g.writer.meta.system, **after.since(before)},
+                               tsc_hz_measured=_tsc_rate(g.writer.dir))
+            except RunError as e:
+                say(f"error: {e}")
+            g.backend.close()
+    return RunOutcome([g.writer.dir for g in groups], sum(len(g.cells) for g in groups),
+                      dict(sum((g.counts for g in groups), Counter())))
+
+
+def plan_hosts(lab: Lab, cells: list[Cell], hosts: list[str] | None, local: bool = True) -> list[Cell]:
+    """The cells of this machine (unless local is False) and, for every SSH host named, the same cells built for
+    the host's target (statically linked) and run there."""
+    out = list(cells) if local or not hosts else []
+    for name in hosts or []:
+        h = lab.host(name)
+        target = lab.target(h.target).model_copy(update={"static": True})
+        seen = set()
+        for c in cells:
+            key = (c.impl.id, c.toolchain.name)
+            if key not in seen:
+                seen.add(key)
+                out.append(c.with_machine(name, target))
+    return out
+
+
+def run_stages(lab: Lab, g: MachineRun, req: RunRequest, jobs: int, build_dir: Path) -> None:
+    """One machine's cells through the stages: build -> verify -> instruction counts -> measure."""
+    g.status = "interrupted"
+    for cell in g.todo:
+        if cell.unavailable:
+            g.final(cell, Final("unavailable", cell.unavailable))
+        elif g.backend.down:
+            g.final(cell, Final("unreachable", g.backend.down))
+    live = [c for c in g.todo if not c.unavailable and not g.backend.down]
+    where = f" on {g.host}" if g.host else ""
+    g.ui.stage(f"build: {len(live)} cells{where}, {jobs} jobs")
+    built = build_stage(g.builder, live, req.icount, g.final)
+    g.backend.cancel.check()
+    g.ui.stage(f"verify: {len(built)} cells{where}")
+    gated = []
+    for b, v, seconds in verify_stage(g.backend, built, jobs, g.final):
+        g.kat_seconds[b.cell.id] = seconds
+        gated.append((b, v))
+    g.backend.cancel.check()
+    counted: dict = {}
+    if req.icount:
+        g.ui.stage(f"instruction counts: {len(gated)} cells{where}")
+        counted = icount_stage(g.backend, gated, build_dir / "icount", jobs)
+        g.backend.cancel.check()
+    waiting = []
+    for b, v in gated:
+        rec, note, fail = counted.get(b.cell.id, (None, None, None))
+        if fail:
+            g.final(b.cell, Final(fail[0], fail[1], b, v, icount_note=note))
+        else:
+            waiting.append((b, v, rec, note))
+    by_id = {b.cell.id: (b, v, rec, note) for b, v, rec, note in waiting}
+
+    def measured(cs: CellSamples) -> None:
+        b, v, rec, note = by_id[cs.cell.id]
+        stages = {"measure": round(cs.seconds, 3)}
+        status, reason = cs.failure or ("ok", None)
+        g.final(cs.cell, Final(status, reason, b, v, cs, rec, note, stages))
+
+    if waiting:
+        g.ui.stage(f"measure: {len(waiting)} cells{where}, one process at a time"
+                   + (f" on CPU {g.cpu}" if g.cpu is not None else ""))
+        with g.backend.timing_lock(g.writer.meta.run_id, wait=not req.no_wait, say=g.ui.note):
+            measure_stage(g.backend, [(b, v) for b, v, _, _ in waiting], g.cpu, measured,
+                          lambda cell, n: g.ui.stage(f"  measure {cell.id}: process {n}"))
+    g.status = "finished"
+
+
+class LocalExecutor:
+    """Each machine's stages in order (builds, gates and counts in parallel threads; timing one process at a
+    time); several machines (SSH hosts) at once, one thread each.  Ctrl-C / SIGTERM cancel every backend."""
+
+    def execute(self, lab: Lab, groups: list[MachineRun], req: RunRequest, jobs: int, build_dir: Path, say) -> None:
+        in_main = threading.current_thread() is threading.main_thread()
+        old_int, old_term = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+        def stop(signum, frame):
+            for g in groups:
+                g.backend.cancel.set()
+            signal.signal(signal.SIGINT, old_int)  # a second Ctrl-C stops at once
+
+        if in_main:
+            signal.signal(signal.SIGINT, stop)
+            signal.signal(signal.SIGTERM, stop)
         try:
-            writer.close(status, status_counts=dict(counts), system={**writer.meta.system, **after.since(before)},
-                         tsc_hz_measured=_tsc_rate(writer.dir))
-        except RunError as e:
-            say(f"error: {e}")
-    return RunOutcome(writer.dir, len(writer.meta.cells_planned), dict(counts))
+            if len(groups) == 1:
+                run_stages(lab, groups[0], req, jobs, build_dir)
+                return
+            with ThreadPoolExecutor(len(groups)) as pool:
+                futures = [pool.submit(run_stages, lab, g, req, jobs, build_dir) for g in groups]
+                errors = [f.exception() for f in futures]
+            first = next((e for e in errors if e is not None), None)
+            if first is not None:
+                raise first
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, old_int)
+                signal.signal(signal.SIGTERM, old_term)
+
+
+def make_executor(req: RunRequest):
+    if req.executor in (None, "local"):
+        return LocalExecutor()
+    if req.executor == "dask":
+        from .executors import DaskExecutor
+
+        return DaskExecutor(req.scheduler)
+    raise UsageError(f"unknown executor '{req.executor}' (use local or dask)")
 
 
 def _tsc_rate(run_dir: Path) -> float | None:
@@ -491,9 +603,3 @@ def _tsc_rate(run_dir: Path) -> float | None:
     rates = sorted(p.ticks_per_second for c in cells if c.measurement and not c.emulated
                    for p in c.measurement.cycles if p.ticks_per_second and c.measurement.counter == "x86-tsc-lfence")
     return rates[len(rates) // 2] if rates else None
-
-
-def _is_main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()

@@ -34,6 +34,7 @@ class Completed:
     seconds: float
     timed_out: bool = False
     started: float = 0.0  # wall-clock time.time() at start (overlap checks across machines)
+    unreachable: bool = False  # the machine did not answer (SSH hosts): nothing ran, or its end is unknown
 
     @property
     def ok(self) -> bool:
@@ -81,6 +82,8 @@ class Completed:
         return out
 
     def describe_failure(self) -> str:
+        if self.unreachable:
+            return self.stderr or "the machine did not answer"
         if self.timed_out:
             return f"timed out after {self.seconds:.0f} s"
         if self.crashed:
@@ -171,6 +174,23 @@ class Backend(ABC):
 
     def image_id(self, target: Target) -> str | None:
         return None
+
+    @property
+    def down(self) -> str | None:
+        """Why the machine cannot be used at all (an unreachable host), else None."""
+        return None
+
+    def pick_cpu(self, setting) -> int | None:
+        """The CPU measuring processes are pinned to on the machine programs run on."""
+        from .. import system
+
+        return system.pick_cpu(setting)
+
+    def timing_lock(self, run_id: str, wait: bool = True, say=print):
+        """Exclusive timing on the machine programs run on (this machine's lock; remote hosts override)."""
+        from ..lock import timing_lock
+
+        return timing_lock(run_id, Path.cwd(), wait=wait, say=say)
 
     def close(self) -> None:
         pass

@@ -1,0 +1,279 @@
+"""The SSH backend: programs built here, run on a machine reached over SSH (hosts/<name>.yaml).
+
+Builds run locally, through the backend that builds for the host's target (the host's own compilers when the
+machine has this machine's architecture, else the target's container), linked statically, so nothing but an
+SSH server is needed there.  What goes to the host: the built programs, the runner entry point
+(cipherlab-run) and the known-answer files — each stored once under the host's work folder by content hash.
+Instruction counts stay local (QEMU of the target's architecture: they are the same on any machine).
+
+Connections use Fabric (paramiko): host keys are verified against known_hosts, a first contact is refused
+unless the user accepts it (``accept_new_host_keys``), and no password is ever asked for (keys: the identity
+file, else the SSH agent and ~/.ssh/config).  A host that cannot be reached, or stops answering, makes its
+commands come back ``unreachable`` (the run records its cells so and goes on; ``--resume`` retries them).
+The timing lock of the host is a ``flock`` held by a remote process for the whole measuring stage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import socket
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ..config import ROOT, HostFile, Target
+from ..errors import RunError
+from .base import RUNNER_SCRIPT, Backend, Completed
+
+CONNECT_TIMEOUT = 15
+
+
+class HostUnreachable(Exception):
+    pass
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+class SshBackend(Backend):
+    name = "ssh"
+
+    def __init__(self, host_name: str, host: HostFile, build: Backend, *, accept_new_host_keys: bool = False,
+                 root: Path = ROOT):
+        super().__init__()
+        self.host_name, self.host, self.build = host_name, host, build
+        self.cancel = build.cancel  # one Ctrl-C stops both
+        self.accept_new = accept_new_host_keys
+        self.root = Path(root)
+        self._conn = None
+        self._down: str | None = None  # why the host stopped answering
+        self._remote: dict[Path, str] = {}  # local file -> remote path
+        self._facts: dict | None = None
+        self.workdir = host.workdir or ".cipherlab"
+
+    # ----------------------------------------------------------- connection
+    def _connect(self):
+        if self._conn is not None:
+            transport = self._conn.client.get_transport() if self._conn.client else None
+            if transport is not None and transport.is_active():
+                return self._conn
+            self._conn = None
+        import paramiko
+        from fabric import Config, Connection
+
+        kwargs: dict = {"allow_agent": True, "look_for_keys": True, "timeout": CONNECT_TIMEOUT,
+                        "banner_timeout": CONNECT_TIMEOUT, "auth_timeout": CONNECT_TIMEOUT}
+        if self.host.identity_file:
+            kwargs.update(key_filename=os.path.expanduser(self.host.identity_file), allow_agent=False,
+                          look_for_keys=False)
+        conn = Connection(self.host.address, user=self.host.user, port=self.host.port, connect_kwargs=kwargs,
+                          connect_timeout=CONNECT_TIMEOUT, config=Config(overrides={"load_ssh_configs": True}))
+        known = Path(os.path.expanduser(self.host.known_hosts or "~/.ssh/known_hosts"))
+        conn.client.set_missing_host_key_policy(
+            paramiko.AutoAddPolicy() if self.accept_new else paramiko.RejectPolicy())
+        if known.exists():
+            conn.client.load_host_keys(str(known))
+        try:
+            conn.open()
+        except paramiko.SSHException as e:
+            if "not found in known_hosts" in str(e) or "Server" in str(e) and "not found" in str(e):
+                raise RunError(f"host {self.host_name} ({self.host.address}:{self.host.port}): its key is not in "
+                               f"{known}. Fix: check the key and add it (ssh-keyscan), or accept it once with "
+                               "--accept-new-host-keys") from None
+            if isinstance(e, paramiko.BadHostKeyException):
+                raise RunError(f"host {self.host_name}: its key does not match {known} (a different machine, or "
+                               "an attack). Fix: verify the machine, then update known_hosts") from None
+            if isinstance(e, paramiko.AuthenticationException):
+                raise RunError(f"host {self.host_name}: authentication failed for user {self.host.user or '(default)'}"
+                               f". Fix: set identity_file in hosts/{self.host_name}.yaml or load the key into the "
+                               "SSH agent (no password is asked for during a run)") from None
+            raise HostUnreachable(str(e)) from None
+        except (OSError, socket.timeout, EOFError) as e:
+            raise HostUnreachable(f"{type(e).__name__}: {e}") from None
+        if self.accept_new and known.parent.exists():
+            conn.client.save_host_keys(str(known))
+        self._conn = conn
+        return conn
+
+    def _sh(self, command: str, timeout: float, stdin: bytes | None = None) -> tuple[int, str, str, float]:
+        """Run a shell command on the host: (status, stdout, stderr, seconds); HostUnreachable if it cannot."""
+        if self._down:
+            raise HostUnreachable(self._down)
+        conn = self._connect()
+        t0 = time.perf_counter()
+        try:
+            chan = conn.client.get_transport().open_session(timeout=CONNECT_TIMEOUT)
+            chan.settimeout(timeout + 30)
+            chan.exec_command(command)
+            if stdin is not None:
+                chan.sendall(stdin)
+            chan.shutdown_write()
+            out, err = bytearray(), bytearray()
+            while True:
+                if self.cancel.event.is_set():
+                    chan.close()
+                    self.cancel.check()
+                if chan.recv_ready():
+                    out += chan.recv(65536)
+                elif chan.recv_stderr_ready():
+                    err += chan.recv_stderr(65536)
+                elif chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                elif time.perf_counter() - t0 > timeout + 30:
+                    chan.close()
+                    raise HostUnreachable(f"no answer within {timeout + 30:.0f} s")
+                else:
+                    time.sleep(0.002)
+            status = chan.recv_exit_status()
+            chan.close()
+        except (OSError, socket.timeout, EOFError) as e:
+            self._conn = None
+            raise HostUnreachable(f"connection lost: {type(e).__name__}: {e}") from None
+        except Exception as e:  # paramiko.SSHException and friends
+            if type(e).__module__.startswith("paramiko"):
+                self._conn = None
+                raise HostUnreachable(f"connection lost: {e}") from None
+            raise
+        return status, out.decode(errors="replace"), err.decode(errors="replace"), time.perf_counter() - t0
+
+    def _upload(self, local: Path, mode: int = 0o644) -> str:
+        local = Path(local).resolve()
+        if local in self._remote:
+            return self._remote[local]
+        remote = f"{self.workdir}/files/{_digest(local)}/{local.name}"
+        status, out, _, _ = self._sh(f"test -f {shlex.quote(remote)} && echo have", 60)
+        if out.strip() != "have":
+            self._sh(f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {shlex.quote(remote)}.part && "
+                     f"chmod {mode:o} {shlex.quote(remote)}.part && mv {shlex.quote(remote)}.part {shlex.quote(remote)}",
+                     300, stdin=local.read_bytes())
+        self._remote[local] = remote
+        return remote
+
+    # -------------------------------------------------------------- protocol
+    def prepare(self, targets: list[Target], inputs=()) -> None:
+        self.build.prepare(targets, inputs)
+        try:
+            self._upload(self.root / RUNNER_SCRIPT, 0o755)
+            for f in inputs:
+                self._upload(Path(f))
+        except HostUnreachable as e:
+            self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
+
+    @property
+    def down(self) -> str | None:
+        return self._down
+
+    def exec(self, argv: list[str], *, target: Target, timeout: float, env: dict | None = None) -> Completed:
+        return self.build.exec(argv, target=target, timeout=timeout, env=env)
+
+    def runner(self) -> str:
+        return self._remote.get((self.root / RUNNER_SCRIPT).resolve(), str(RUNNER_SCRIPT))
+
+    def plugin_path(self) -> str | None:
+        return self.build.plugin_path()
+
+    def run_program(self, program, args, *, target, timeout, env=None, cpu=None, icount=None) -> Completed:
+        if icount is not None:  # guest instructions are the same anywhere: counted here, under QEMU
+            return self.build.run_program(program, args, target=target, timeout=timeout, env=env, icount=icount)
+        wall = time.time()
+        try:
+            remote = self._upload(Path(program), 0o755)
+            remote_args = [self._upload(Path(a)) if Path(a).is_absolute() and Path(a).is_file() else a for a in args]
+            from .base import runner_args, runner_env
+
+            envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**runner_env(target), **(env or {})}.items())
+            cmd = " ".join(shlex.quote(x) for x in [self.runner(), *runner_args(cpu, None), remote, *remote_args])
+            status, out, err, seconds = self._sh(
+                f"cd && env {envs} timeout -k 5 {timeout:g} {cmd}", timeout)
+        except HostUnreachable as e:
+            self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
+            return Completed([str(program), *args], None, "", self._down, 0.0, started=wall, unreachable=True)
+        if status == 124:
+            return Completed([str(program), *args], None, out, err, seconds, timed_out=True, started=wall)
+        return Completed([str(program), *args], status, out, err, seconds, started=wall)
+
+    def machine_facts(self) -> dict:
+        if self._facts is None:
+            from ..system import parse_machine
+
+            try:
+                _, out, _, _ = self._sh("cat /proc/cpuinfo; echo @@; cat /etc/os-release; echo @@; hostname; "
+                                        "echo @@; uname -m; echo @@; nproc; echo @@; uname -r; echo @@; cat "
+                                        "/sys/devices/system/clocksource/clocksource0/current_clocksource "
+                                        "2>/dev/null", 60)
+                parts = [p.strip() for p in out.split("@@")]
+                cpuinfo, osrel, hostname, arch, cores, kernel, clock = (parts + [""] * 7)[:7]
+                self._facts = parse_machine(cpuinfo, osrel, hostname, arch, int(cores or 0) or None, kernel,
+                                            clocksource=clock)
+            except HostUnreachable as e:
+                self._facts = {"hostname": self.host.address, "unreachable": str(e)}
+            self._facts["machine_id"] = self.host_name
+            self._facts["ssh"] = f"{self.host.user + '@' if self.host.user else ''}{self.host.address}:{self.host.port}"
+        return self._facts
+
+    def image_id(self, target: Target) -> str | None:
+        return self.build.image_id(target)
+
+    def describe(self) -> dict:
+        return {"backend": "ssh", "host": self.host_name, "address": self.host.address, "port": self.host.port,
+                "built_by": self.build.describe()}
+
+    def pick_cpu(self, setting) -> int | None:
+        if setting is None:
+            return None
+        cores = self.machine_facts().get("cores") or 1
+        if setting == "auto":
+            return cores - 1 if cores > 1 else None
+        return int(setting) if int(setting) < cores else None
+
+    @contextmanager
+    def timing_lock(self, run_id: str, wait: bool = True, say=print) -> Iterator[dict]:
+        """The host's timing lock: a flock held by a remote process while this connection keeps it open."""
+        lock = f"{self.workdir}/timing.lock"
+        holder = shlex.quote(f"run {run_id} from {socket.gethostname()} pid {os.getpid()}")
+        announced = False
+        chan = None
+        while True:
+            if self._down:
+                yield {}
+                return
+            conn = self._connect()
+            chan = conn.client.get_transport().open_session()
+            chan.exec_command(f"mkdir -p {self.workdir} && exec flock -n {lock} sh -c "
+                              f"'echo {holder} > {lock}.who; echo LOCKED; cat >/dev/null'")
+            line = b""
+            while not line.endswith(b"\n") and not chan.exit_status_ready():
+                if chan.recv_ready():
+                    line += chan.recv(1)
+                else:
+                    time.sleep(0.01)
+            if line.strip() == b"LOCKED":
+                break
+            chan.close()
+            _, who, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 30)
+            if not wait:
+                raise RunError(f"timing is busy on host {self.host_name}: held by {who.strip() or 'another run'}")
+            if not announced:
+                say(f"waiting for the timing lock of host {self.host_name}: held by {who.strip()}")
+                announced = True
+            time.sleep(2)
+        try:
+            yield {"host": self.host_name}
+        finally:
+            try:
+                chan.close()
+            except Exception:  # noqa: BLE001 - the connection may already be gone
+                pass
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._conn = None
+        self.build.close()

@@ -1,0 +1,136 @@
+"""invoke bench.repeatability: the same matrix measured twice, back to back; how far apart are the numbers?
+
+Per kind of quantity (encryption, decryption and key-setup speed, EKey/DKey, Encrypt-n/Decrypt-n per
+block) it prints the |relative difference| of the headline estimate between the two runs at the 50th and
+90th percentile and its maximum, and Kendall's tau between the two runs' rankings of each platform by
+encryption speed.  From the same stored raw samples it also re-estimates every quantity with the other
+estimators (NIST's 3-sigma mean, the median of the per-process minima, their 25th percentile), so the
+choice of the headline estimator rests on data (docs/measurement.md).  Goals on the lab's 2-core VM:
+p90 <= 3 %, max <= 10 %, tau >= 0.95.  The figures are printed and stored as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from .. import results, system
+from ..config import Lab
+from ..run import RunRequest, run
+
+KINDS = {
+    "encrypt speed": ("encrypt_speed",), "decrypt speed": ("decrypt_speed",), "key setup speed": ("key_setup_speed",),
+    "EKey/DKey": ("ekey", "dkey"), "Encrypt-n/Decrypt-n": ("encrypt_per_block", "decrypt_per_block"),
+}
+GOALS = {"p90": 0.03, "max": 0.10, "tau": 0.95}
+ALTERNATIVES = {
+    "nist (3-sd mean of samples)": lambda row: row.value,
+    "median of per-process minima": lambda row: _per_process(row, np.median),
+    "25th percentile of minima": lambda row: _per_process(row, lambda a: np.quantile(a, 0.25)),
+    "min of minima (headline)": lambda row: row.estimate,
+}
+
+
+def _per_process(row, fn) -> float:
+    a = np.asarray(row.per_process, dtype=float)
+    v = float(fn(a))
+    return row.estimate * (np.min(a) / v) if row.metric.endswith("speed") else v  # speeds: work / cost
+
+
+def differences(a: pd.DataFrame, b: pd.DataFrame, value=lambda r: r.estimate) -> pd.DataFrame:
+    """|b/a - 1| per common quantity, with its kind."""
+    keys = ["cell", "metric", "key_size", "n_blocks"]
+    sel = lambda d: d[(d.status == "ok") & d.estimator.isin(["min", "median"]) & (d.metric != "null_overhead")]  # noqa: E731
+    m = sel(a).merge(sel(b), on=keys, suffixes=("_a", "_b"))
+    rows = []
+    for _, r in m.iterrows():
+        ra = pd.Series({k[:-2]: v for k, v in r.items() if k.endswith("_a")} | {k: r[k] for k in keys})
+        rb = pd.Series({k[:-2]: v for k, v in r.items() if k.endswith("_b")} | {k: r[k] for k in keys})
+        va, vb = value(ra), value(rb)
+        if not (np.isfinite(va) and np.isfinite(vb)) or va == 0:
+            continue
+        kind = next((k for k, ms in KINDS.items() if r.metric in ms), None)
+        if kind:
+            rows.append({"kind": kind, "cell": r.cell, "metric": r.metric, "key_size": r.key_size,
+                         "n_blocks": r.n_blocks, "a": va, "b": vb, "diff": abs(vb / va - 1)})
+    return pd.DataFrame(rows)
+
+
+def summary(d: pd.DataFrame) -> dict:
+    out = {}
+    for kind, g in [*d.groupby("kind"), ("all", d)]:
+        out[kind] = {"n": int(len(g)), "p50": float(g["diff"].quantile(0.5)), "p90": float(g["diff"].quantile(0.9)),
+                     "max": float(g["diff"].max()),
+                     "worst": g.loc[g["diff"].idxmax(), ["cell", "metric", "key_size", "n_blocks"]].astype(str).to_dict()}
+    return out
+
+
+def taus(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
+    """Kendall's tau between the two runs' rankings of portable implementations by Enc128 per platform."""
+    out = []
+    sel = lambda d: d[(d.metric == "encrypt_speed") & (d.status == "ok") & (d.impl_class == "portable")]  # noqa: E731
+    from ..report.tables import at_key_size
+
+    ea, eb = at_key_size(sel(a), 128), at_key_size(sel(b), 128)
+    for (tc, tg), g in ea.groupby(["toolchain", "target"]):
+        h = eb[(eb.toolchain == tc) & (eb.target == tg)]
+        m = g.merge(h, on="cell", suffixes=("_a", "_b"))
+        if len(m) >= 3:
+            out.append({"toolchain": tc, "target": tg, "n": int(len(m)),
+                        "tau": float(kendalltau(m.estimate_a, m.estimate_b).statistic)})
+    return out
+
+
+def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
+          out: Path | None = None, say=print) -> dict:
+    walls, runs = [], []
+    for tag in ("repeat-a", "repeat-b"):
+        t0 = time.monotonic()
+        say(f"bench.repeatability: run {tag[-1].upper()} ...")
+        o = run(lab, RunRequest(ciphers=ciphers, toolchains=toolchains, implementations=implementations,
+                                targets=targets, profile=profile, icount=False, tag=tag,
+                                results_dir=lab.root / "results", build_dir=lab.root / "build"))
+        walls.append(time.monotonic() - t0)
+        runs.append(o.run_dir)
+    a, b = results.load(runs[0]), results.load(runs[1])
+    d = differences(a, b)
+    doc = {"format": "cipherlab-bench-repeatability", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "machine": system.machine(), "runs": [str(r.relative_to(lab.root)) for r in runs],
+           "wall_seconds": [round(w, 1) for w in walls], "options": {"ciphers": ciphers, "toolchains": toolchains,
+                                                                     "implementations": implementations,
+                                                                     "profile": profile or "quick"},
+           "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
+           "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()}}
+    say(format_summary(doc))
+    out = out or lab.root / "bench" / "results" / f"repeatability-{doc['date'][:10]}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    say(f"stored: {out}")
+    return doc
+
+
+def format_summary(doc: dict) -> str:
+    lines = [f"two runs of the same matrix, back to back: {doc['wall_seconds'][0]:.0f} s and "
+             f"{doc['wall_seconds'][1]:.0f} s ({doc['runs'][0]}, {doc['runs'][1]})", "",
+             f"{'quantity':<22} {'n':>5} {'p50':>7} {'p90':>7} {'max':>7}   worst"]
+    for kind, s in doc["headline"].items():
+        w = s["worst"]
+        lines.append(f"{kind:<22} {s['n']:>5} {100 * s['p50']:>6.2f}% {100 * s['p90']:>6.2f}% {100 * s['max']:>6.2f}%"
+                     f"   {w['cell']} {w['metric']} {w['key_size']} {w['n_blocks']}")
+    lines += ["", "Kendall tau of the Enc128 rankings:"]
+    lines += [f"  {t['toolchain']} on {t['target']}: {t['tau']:.3f} over {t['n']}" for t in doc["taus"]]
+    lines += ["", "the same raw samples, other estimators (all quantities):"]
+    for name, s in doc["estimators"].items():
+        lines.append(f"  {name:<32} p50 {100 * s['p50']:5.2f}%  p90 {100 * s['p90']:5.2f}%  max {100 * s['max']:6.2f}%")
+    g = doc["goals"]
+    h = doc["headline"]["all"]
+    ok = h["p90"] <= g["p90"] and h["max"] <= g["max"] and all(t["tau"] >= g["tau"] for t in doc["taus"])
+    lines += ["", f"goals p90 <= {100 * g['p90']:.0f} %, max <= {100 * g['max']:.0f} %, tau >= {g['tau']}: "
+                  + ("met" if ok else "NOT met")]
+    return "\n".join(lines)
