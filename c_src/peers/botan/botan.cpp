@@ -115,8 +115,23 @@ template <Dispatch D> void dec(const void *ks, const uint8_t *in, uint8_t *out, 
     static_cast<const Header *>(ks)->obj->decrypt_n(in, out, n);
 }
 
-int have_aesni(void) { return __builtin_cpu_supports("aes") && Botan::CPUID::has_aes_ni(); }
-int have_ssse3(void) { return __builtin_cpu_supports("ssse3"); }
+// From the CPU itself, not from Botan::CPUID (whose bits the variants clear).
+int have_aesni(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("aes");
+#else
+    return 0; // the variants are x86 only
+#endif
+}
+int have_ssse3(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("ssse3");
+#else
+    return 0;
+#endif
+}
 
 const unsigned short kb_128_256[] = {128, 192, 256, 0};
 const unsigned short kb_des[] = {64, 0};
