@@ -1,0 +1,175 @@
+// botan.cpp -- Botan 2 (Debian libbotan-2-dev) block ciphers behind the
+// cipherlab API (see c_src/include/cipherlab.h and c_src/peers/README.md).
+//
+// Key schedule buffer: a small header holding a pointer to one Botan
+// BlockCipher object, made by Botan::BlockCipher::create_or_throw(name) on the
+// first set_*_key into that buffer and reused by every later one (only
+// set_key is called again).  The buffer is zero-filled when allocated, so a
+// zero magic means "no object yet".  AES has one class per key size, so a
+// key of another size replaces the object (delete + create: still one object
+// per buffer, nothing accumulates).  The object is never freed when the
+// caller frees the buffer (the API has no hook for that): at most one object
+// per buffer.
+//
+// encrypt/decrypt: one BlockCipher::encrypt_n / decrypt_n call over all n
+// blocks (Botan's ECB is exactly that loop; its SIMD code takes 4 or 8
+// blocks at a time when n allows).
+//
+// Byte order: every cipher here uses the same byte strings as our vectors
+// (shared/vectors/README.md), no conversion.
+//
+// AES dispatch: Botan picks AES-NI, else SSSE3 "vperm", else its portable
+// (bitsliced) code, from Botan::CPUID at each key setup and each call.  The
+// variants rijndael/botan_vperm and rijndael/botan_portable clear CPUID bits
+// (Botan's CPUID::clear_cpuid_bit, "exposed for testing") before their calls
+// and every other descriptor here restores the detected bits
+// (CPUID::initialize) before its calls, so variants linked into one program
+// do not disturb each other.  Nothing changes unless the wanted dispatch
+// differs from the current one.  Single-threaded use only, like every
+// cipherlab harness program.
+#define BOTAN_NO_DEPRECATED_WARNINGS 1 /* cpuid.h is marked "future internal" */
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <botan/block_cipher.h>
+#include <botan/cpuid.h>
+
+extern "C" {
+#include "cipherlab.h"
+}
+
+namespace {
+
+constexpr uint64_t MAGIC = 0x626f74616e322e30ULL; // "botan2.0"
+
+struct Header {
+    uint64_t magic;
+    Botan::BlockCipher *obj;
+    unsigned key_bits; // what obj was made for (AES only: one class per size)
+};
+constexpr size_t KS_BYTES = 64;
+static_assert(sizeof(Header) <= KS_BYTES, "header fits");
+
+enum Dispatch { FULL = 0, NO_AESNI = 1, NO_AESNI_NO_SSSE3 = 2 };
+
+void want(Dispatch d)
+{
+    static Dispatch current = FULL;
+    if (d == current)
+        return;
+    Botan::CPUID::initialize();
+    if (d != FULL)
+        Botan::CPUID::clear_cpuid_bit(Botan::CPUID::CPUID_AESNI_BIT);
+    if (d == NO_AESNI_NO_SSSE3)
+        Botan::CPUID::clear_cpuid_bit(Botan::CPUID::CPUID_SSSE3_BIT);
+    current = d;
+}
+
+bool key_ok(const unsigned short *list, unsigned bits)
+{
+    for (; *list; list++)
+        if (*list == bits)
+            return true;
+    return false;
+}
+
+// NAME: Botan algorithm name; for AES (PER_SIZE) the key size is appended.
+template <const char *NAME, bool PER_SIZE, const unsigned short *KB, Dispatch D>
+int set_key(void *ks, const uint8_t *key, unsigned bits)
+{
+    if (!key_ok(KB, bits))
+        return CL_BAD_KEY_LENGTH;
+    want(D);
+    Header *h = static_cast<Header *>(ks);
+    try {
+        if (h->magic != MAGIC || (PER_SIZE && h->key_bits != bits)) {
+            if (h->magic == MAGIC)
+                delete h->obj;
+            h->magic = 0;
+            std::string name(NAME);
+            if (PER_SIZE)
+                name += "-" + std::to_string(bits);
+            h->obj = Botan::BlockCipher::create_or_throw(name).release();
+            h->key_bits = bits;
+            h->magic = MAGIC;
+        }
+        h->obj->set_key(key, bits / 8);
+    } catch (...) {
+        return CL_BAD_KEY;
+    }
+    return CL_OK;
+}
+
+template <Dispatch D> void enc(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    want(D);
+    static_cast<const Header *>(ks)->obj->encrypt_n(in, out, n);
+}
+
+template <Dispatch D> void dec(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    want(D);
+    static_cast<const Header *>(ks)->obj->decrypt_n(in, out, n);
+}
+
+// From the CPU itself, not from Botan::CPUID (whose bits the variants clear).
+int have_aesni(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("aes");
+#else
+    return 0; // the variants are x86 only
+#endif
+}
+int have_ssse3(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_cpu_supports("ssse3");
+#else
+    return 0;
+#endif
+}
+
+const unsigned short kb_128_256[] = {128, 192, 256, 0};
+const unsigned short kb_des[] = {64, 0};
+const unsigned short kb_3des[] = {192, 0};
+const unsigned short kb_idea[] = {128, 0};
+
+const char n_aes[] = "AES";
+const char n_serpent[] = "Serpent";
+const char n_twofish[] = "Twofish";
+const char n_cast256[] = "CAST-256";
+const char n_des[] = "DES";
+const char n_3des[] = "TripleDES";
+const char n_idea[] = "IDEA";
+
+} // namespace
+
+#define BOTAN_IMPL(cipher, impl, bs, kb, name, per_size, disp, avail)                                        \
+    extern "C" const cl_impl cl_impl_##cipher##_##impl;                                                      \
+    const cl_impl cl_impl_##cipher##_##impl = {#cipher,                                                      \
+                                               #impl,                                                        \
+                                               bs,                                                           \
+                                               kb,                                                           \
+                                               KS_BYTES,                                                     \
+                                               0,                                                            \
+                                               avail,                                                        \
+                                               set_key<name, per_size, kb, disp>,                            \
+                                               set_key<name, per_size, kb, disp>,                            \
+                                               enc<disp>,                                                    \
+                                               dec<disp>,                                                    \
+                                               nullptr};
+
+// rijndael/botan is "hardware" (AES-NI): unavailable on a CPU without it.
+BOTAN_IMPL(rijndael, botan, 16, kb_128_256, n_aes, true, FULL, have_aesni)
+BOTAN_IMPL(rijndael, botan_vperm, 16, kb_128_256, n_aes, true, NO_AESNI, have_ssse3)
+BOTAN_IMPL(rijndael, botan_portable, 16, kb_128_256, n_aes, true, NO_AESNI_NO_SSSE3, nullptr)
+BOTAN_IMPL(serpent, botan, 16, kb_128_256, n_serpent, false, FULL, nullptr)
+BOTAN_IMPL(twofish, botan, 16, kb_128_256, n_twofish, false, FULL, nullptr)
+BOTAN_IMPL(cast256, botan, 16, kb_128_256, n_cast256, false, FULL, nullptr)
+BOTAN_IMPL(des, botan, 8, kb_des, n_des, false, FULL, nullptr)
+BOTAN_IMPL(3des, botan, 8, kb_3des, n_3des, false, FULL, nullptr)
+BOTAN_IMPL(idea, botan, 8, kb_idea, n_idea, false, FULL, nullptr)
