@@ -123,6 +123,13 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("profile", "measurement profile (default: the matrix's)"),
                 Opt("out", "JSON file to write (default bench/results/repeatability-DATE.json)"),
                 DEBUG), invoke="bench.repeatability"),
+    Command("bench-peers", "our implementations against the peer libraries, measured inside the harness",
+            "bench_peers", (
+                Opt("ciphers", "comma list (default: every cipher a peer library has)", "csv"),
+                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
+                Opt("profile", "measurement profile (default: the matrix's)"),
+                Opt("out", "JSON file to write (default bench/results/peers-DATE.json)"),
+                DEBUG), invoke="bench.peers"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

@@ -216,3 +216,10 @@ def bench_repeatability(ciphers=None, toolchains=None, implementations=None, tar
     lab = _lab()
     doc = repeatability.bench(lab, ciphers, toolchains, implementations, targets, profile, Path(out) if out else None)
     return 0 if doc else 1
+
+
+def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:
+    from .bench import peers
+
+    peers.bench(_lab(), ciphers, toolchains, profile, Path(out) if out else None)
+    return 0

@@ -21,6 +21,7 @@ exits 130.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import signal
@@ -295,8 +296,16 @@ def icount_stage(backend: Backend, gated: list[tuple[Built, Verdict]], counts_di
 
 def measure_stage(backend: Backend, gated: list[tuple[Built, Verdict]], cpu: int | None,
                   on_done: Callable[[CellSamples], None], on_process=lambda cell, n: None) -> None:
-    todo = [CellSamples(b.cell, b.program("timing"), b.program("cycles")) for b, _ in gated]
+    todo = [CellSamples(_supported(b.cell, v), b.program("timing"), b.program("cycles")) for b, v in gated]
     Measurer(backend, cpu, on_done, on_process).measure(todo)
+
+
+def _supported(cell: Cell, v: Verdict) -> Cell:
+    """The cell with the key sizes its build really supports (as the kat program reports them): a library may
+    lack one of the cipher's sizes (libgcrypt's Twofish has no 192-bit keys)."""
+    have = set((v.facts or {}).get("key_bits") or cell.key_sizes)
+    keys = tuple(k for k in cell.key_sizes if k in have) or cell.key_sizes
+    return cell if keys == cell.key_sizes else dataclasses.replace(cell, key_sizes=keys)
 
 
 # --------------------------------------------------------------------- record

@@ -1,0 +1,47 @@
+"""invoke bench.peers: our implementations against the peer libraries, inside the harness.
+
+The peers are implementations of our ciphers (c_src/peers/<library>/peer.yaml): the same build plan with the
+cell's toolchain, the same known-answer gate, the same timing and cycle programs, the same results.  This
+benchmark runs every cipher a peer library has, with our default implementations and every peer, and prints
+the report's "versus the libraries" table: per cipher and kind of code, our fastest implementation against the
+fastest peer, as the ratio of costs (below 1: ours is faster) with its interval.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import results, system
+from ..config import Lab
+from ..report.analysis import versus_libraries
+from ..run import RunRequest, run
+
+
+def bench(lab: Lab, ciphers=None, toolchains=None, profile=None, out: Path | None = None, say=print) -> dict:
+    with_peers = sorted({i.cipher for i in lab.all_impls() if i.impl_class == "peer"})
+    ciphers = ciphers or with_peers
+    o = run(lab, RunRequest(ciphers=ciphers, implementations="all", toolchains=toolchains or ["gcc-O3", "clang-O3"],
+                            profile=profile, icount=False, tag="peers", results_dir=lab.root / "results",
+                            build_dir=lab.root / "build"))
+    df = results.load(o.run_dir)
+    rows = versus_libraries(df)
+    doc = {"format": "cipherlab-bench-peers", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "machine": system.machine(), "run": str(o.run_dir.relative_to(lab.root)), "counts": o.counts, "rows": rows}
+    say(format_table(rows))
+    out = out or lab.root / "bench" / "results" / f"peers-{doc['date'][:10]}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    say(f"run: {o.run_dir}\nstored: {out}")
+    return doc
+
+
+def format_table(rows: list[dict]) -> str:
+    head = "| cipher | toolchain | kind | ours | Kbit/s | fastest peer | Kbit/s | ours/peer | 95 % CI | verdict |"
+    lines = [head, "|" + " --- |" * 10]
+    for r in sorted(rows, key=lambda r: (r["cipher"], r["kind"], r["toolchain"])):
+        lines.append(f"| {r['cipher']} | {r['toolchain']} | {r['kind']} | {r['ours']} | {r['ours_speed']:,.0f} | "
+                     f"{r['peer']} | {r['peer_speed']:,.0f} | {r['ratio']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+                     f" | {r['verdict']} |")
+    return "\n".join(lines)

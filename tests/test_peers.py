@@ -1,0 +1,54 @@
+"""The peer libraries inside the harness: each peer implementation (c_src/peers/<library>/peer.yaml) is built by
+the one build plan, passes the same known answers as ours, and a run measures it beside ours."""
+
+import pytest
+
+from lab import results
+from lab.config import Lab
+from lab.report import build_report, errors_in
+from lab.run import RunRequest, run
+from lab.verify import verify
+
+from .html_tables import find
+
+PEERS = [(i.cipher, i.name) for i in Lab().all_impls() if i.impl_class == "peer"]
+
+
+def test_every_library_is_data_and_every_peer_is_an_implementation(lab):
+    assert {"cryptopp", "botan", "nettle", "tomcrypt", "gcrypt", "openssl", "mcrypt"} <= set(lab.peers)
+    for cipher, name in PEERS:
+        im = lab.cipher(cipher).impls[name]
+        assert im.peer and im.peer.library in name and im.impl_class == "peer" and im.peer.code in (
+            "portable", "asm", "simd", "hardware")
+        assert not im.default
+
+
+@pytest.mark.parametrize("cipher,name", PEERS, ids=[f"{c}/{n}" for c, n in PEERS])
+def test_peer_passes_the_known_answers(lab, build_dir, cipher, name):
+    im = lab.cipher(cipher).impls[name]
+    if not im.peer.installed():
+        pytest.fail(f"{im.peer.package} is not installed (./cipherlab installs it)")
+    (r,) = verify(lab, cipher, im.vector_files[0], name, "gcc-O3", build_dir=build_dir)
+    if r.unavailable:
+        pytest.skip(r.problem)  # e.g. an AES-NI variant whose environment switch is not set
+    assert r.ok, r.line()
+    assert r.passed > 0 and r.failed == 0
+
+
+def test_a_run_measures_peers_beside_ours_and_the_report_compares(fixture_lab, tmp_path):
+    out = run(fixture_lab, RunRequest(ciphers=["twofish"], implementations="peers", toolchains=["gcc-O3"],
+                                      profile="smoke", icount=False, results_dir=tmp_path / "results",
+                                      build_dir=tmp_path / "build"))
+    _, cells = results.read_run(out.run_dir)
+    by = {c.implementation: c for c in cells}
+    assert {"full", "cryptopp", "botan", "nettle", "tomcrypt", "gcrypt", "mcrypt"} <= set(by)
+    assert all(c.status == "ok" for c in cells), [(c.cell, c.reason) for c in cells if c.status != "ok"]
+    assert by["gcrypt"].key_sizes == [128, 256]  # libgcrypt's Twofish has no 192-bit keys: not timed at 192
+    assert by["nettle"].impl["peer"]["code"] == "portable" and by["nettle"].impl_class == "peer"
+    html = build_report(fixture_lab, [out.run_dir], results_dir=tmp_path / "results",
+                        reports_dir=tmp_path / "reports").read_text()
+    assert not errors_in(html)
+    (row,) = find(html, "libs", "libraries")[0].rows
+    assert row[2].text == "twofish" and row[4].text == "full" and row[6].text in by
+    a1 = find(html, "a1-classes")[0]
+    assert any(r[0].text == "peer library (peer)" for r in a1.rows)
