@@ -173,10 +173,12 @@ class Lab:
     """Everything discovered from the data folders of one checkout, validated and resolved.
 
     The checkout is this package's, or ``CIPHERLAB_ROOT``; cipher folders: ``c_src/ciphers`` plus those named
-    in ``CIPHERLAB_CIPHER_DIRS`` (a path list, e.g. for ciphers kept outside the checkout)."""
+    in ``CIPHERLAB_CIPHER_DIRS`` (a path list, e.g. for ciphers kept outside the checkout); SSH hosts:
+    ``hosts/`` or ``CIPHERLAB_HOSTS_DIR`` (addresses and user names may be better kept out of the repository)."""
 
     def __init__(self, root: Path | str | None = None, cipher_dirs: list[Path] | None = None,
-                 peer_dirs: list[Path] | None = None, shared: Path | str | None = None):
+                 peer_dirs: list[Path] | None = None, shared: Path | str | None = None,
+                 hosts_dir: Path | str | None = None):
         self.root = Path(root or os.environ.get("CIPHERLAB_ROOT") or ROOT)
         extra = [Path(d) for d in os.environ.get("CIPHERLAB_CIPHER_DIRS", "").split(os.pathsep) if d]
         self.cipher_dirs = [Path(d) for d in (cipher_dirs or [self.root / "c_src" / "ciphers", *extra])]
@@ -203,7 +205,8 @@ class Lab:
                 errors.append(e)
         self.targets: dict[str, Target] = each((self.root / "targets").glob("*.yaml"), self._load_target)
         self.profiles: dict[str, Profile] = each((self.root / "profiles").glob("*.yaml"), self._load_profile)
-        self.hosts: dict[str, HostFile] = each((self.root / "hosts").glob("*.yaml"),
+        self.hosts_dir = Path(hosts_dir or os.environ.get("CIPHERLAB_HOSTS_DIR") or self.root / "hosts")
+        self.hosts: dict[str, HostFile] = each(self.hosts_dir.glob("*.yaml"),
                                                lambda p: validate(HostFile, read_yaml(p), p))
         folders: dict[str, Path] = {}
         for d in self.cipher_dirs:
@@ -214,7 +217,7 @@ class Lab:
         self.peers: dict[str, PeerFile] = each(peer_files, lambda p: self._load_peer(p, errors))
         for name, host in self.hosts.items():
             if host.target not in self.targets:
-                errors.append(ConfigError(self.root / "hosts" / f"{name}.yaml", "target",
+                errors.append(ConfigError(self.hosts_dir / f"{name}.yaml", "target",
                                           f"'{host.target}' is not a target.", f"use one of {sorted(self.targets)}"))
         for name, tc in self.toolchains.items():
             for t in tc.targets or ():

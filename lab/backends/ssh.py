@@ -65,7 +65,7 @@ class SshBackend(Backend):
         import paramiko
         from fabric import Config, Connection
 
-        kwargs: dict = {"allow_agent": True, "look_for_keys": True, "timeout": CONNECT_TIMEOUT,
+        kwargs: dict = {"allow_agent": True, "look_for_keys": True,
                         "banner_timeout": CONNECT_TIMEOUT, "auth_timeout": CONNECT_TIMEOUT}
         if self.host.identity_file:
             kwargs.update(key_filename=os.path.expanduser(self.host.identity_file), allow_agent=False,
@@ -233,8 +233,8 @@ class SshBackend(Backend):
     @contextmanager
     def timing_lock(self, run_id: str, wait: bool = True, say=print) -> Iterator[dict]:
         """The host's timing lock: a flock held by a remote process while this connection keeps it open."""
-        lock = f"{self.workdir}/timing.lock"
-        holder = shlex.quote(f"run {run_id} from {socket.gethostname()} pid {os.getpid()}")
+        lock = shlex.quote(f"{self.workdir}/timing.lock")
+        who = shlex.quote(f"run {run_id} from {socket.gethostname()} pid {os.getpid()}")
         announced = False
         chan = None
         while True:
@@ -243,22 +243,27 @@ class SshBackend(Backend):
                 return
             conn = self._connect()
             chan = conn.client.get_transport().open_session()
-            chan.exec_command(f"mkdir -p {self.workdir} && exec flock -n {lock} sh -c "
-                              f"'echo {holder} > {lock}.who; echo LOCKED; cat >/dev/null'")
+            # the lock lives as long as this channel: cat ends when we close it or the connection drops
+            chan.exec_command(f"mkdir -p {shlex.quote(self.workdir)} && W={who} exec flock -n -E 75 {lock} "
+                              "sh -c 'echo \"$W\" > \"$0.who\"; echo LOCKED; exec cat >/dev/null' " + lock)
             line = b""
-            while not line.endswith(b"\n") and not chan.exit_status_ready():
+            while not line.endswith(b"\n") and not (chan.exit_status_ready() and not chan.recv_ready()):
                 if chan.recv_ready():
                     line += chan.recv(1)
                 else:
                     time.sleep(0.01)
             if line.strip() == b"LOCKED":
                 break
+            status = chan.recv_exit_status()
             chan.close()
-            _, who, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 30)
+            if status != 75:
+                raise RunError(f"host {self.host_name}: cannot take the timing lock (flock exit {status}; is "
+                               "util-linux installed there?)")
+            _, holder, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 30)
             if not wait:
-                raise RunError(f"timing is busy on host {self.host_name}: held by {who.strip() or 'another run'}")
+                raise RunError(f"timing is busy on host {self.host_name}: held by {holder.strip() or 'another run'}")
             if not announced:
-                say(f"waiting for the timing lock of host {self.host_name}: held by {who.strip()}")
+                say(f"waiting for the timing lock of host {self.host_name}: held by {holder.strip()}")
                 announced = True
             time.sleep(2)
         try:

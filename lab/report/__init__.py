@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,7 +51,7 @@ def _section_platform(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, tar
              "their own key size (DES: 64, 3DES: 192)."
              + (" Emulated: measures the emulator, not the CPU; not comparable with hardware." if emulated else ""))
     norm_svg, norm_omitted = charts.stacked_normalised(norm, title=f"Key setup + encryption, normalised — {title}")
-    return {"id": f"{toolchain}--{target}".replace(".", "_"), "toolchain": toolchain, "target": target,
+    return {"id": re.sub(r"[^A-Za-z0-9_-]+", "_", f"{toolchain}--{target}"), "toolchain": toolchain, "target": target,
             "emulated": emulated, "title": title, "a1": a1, "a2": a2, "bar_svg": bar,
             "norm": norm.to_dict("records"), "norm_svg": norm_svg, "norm_omitted": norm_omitted}
 
@@ -161,12 +162,41 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "instructions": _guard("instructions", tables.instructions_table, df),
         "libraries": _guard("libraries", lambda: {"rows": analysis.versus_libraries(df)}),
         "system": _guard("system", _section_system, metas, df, cells),
+        "machines": _guard("machines", _section_machines, df, cells, metas),
         "precision": _guard("precision", _section_precision, df),
         "comparison": _guard("comparison", _section_compare, compare_with, df, results_dir),
         "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(["min", "median"])].estimator.unique()),
                                                  "min") if not df.empty else "min"),
         "fmt": tables.fmt, "isfinite": lambda x: x is not None and isinstance(x, (int, float)) and math.isfinite(x),
     }
+
+
+def as_platforms(df: pd.DataFrame, cells: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """With results of several machines, every (target, machine) is a platform of its own: the `target` the
+    report groups by becomes "target @ machine", and cell ids carry the machine, so machines never mix."""
+    machines = set(cells.machine) if not cells.empty else set()
+    if len(machines) <= 1:
+        return df, cells
+
+    def fix(d: pd.DataFrame) -> pd.DataFrame:
+        if d.empty:
+            return d
+        tagged = pd.Series([c.endswith("@" + m) for c, m in zip(d.cell, d.machine)], index=d.index)
+        return d.assign(target=d.target + " @ " + d.machine, cell=d.cell.where(tagged, d.cell + "@" + d.machine))
+
+    return fix(df), fix(cells)
+
+
+def _section_machines(df: pd.DataFrame, cells: pd.DataFrame, metas: list) -> dict:
+    """Per platform: the machine, its CPU, the counter its cycle figures are in, emulated or not."""
+    cpu = {m.machine_id: m.machine.get("cpu_model", "?") for m in metas}
+    rows = []
+    for (target, machine), g in cells.groupby(["target", "machine"]) if not cells.empty else []:
+        counters = sorted(df[(df.target == target) & df.counter.notna() & ~df.metric.str.startswith("insn_")
+                             & ~df.metric.str.endswith("speed")].counter.unique()) if not df.empty else []
+        rows.append({"platform": target, "machine": machine, "cpu": cpu.get(machine, "?"),
+                     "counter": ", ".join(counters) or "—", "emulated": bool(g.emulated.any()), "cells": len(g)})
+    return {"rows": rows}
 
 
 def errors_in(html: str) -> list[str]:
@@ -182,8 +212,7 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
     reports_dir = Path(reports_dir or lab.root / "reports")
     run_paths = results.resolve_runs(results_dir, runs)
     metas = [results.read_run(p)[0] for p in run_paths]
-    df = results.load(run_paths, results_dir)
-    cells = results.load_cells(run_paths, results_dir)
+    df, cells = as_platforms(results.load(run_paths, results_dir), results.load_cells(run_paths, results_dir))
     name = metas[0].run_id if len(metas) == 1 else "combined-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = reports_dir / name
     out.mkdir(parents=True, exist_ok=True)
