@@ -122,7 +122,7 @@ def render(out: Output, current: str | None) -> str:
 
 
 # ------------------------------------------------------------------ naming what differs
-_DECL = re.compile(r"^[A-Za-z_][^=;()]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)+=\s*\{")
+_DECL = re.compile(r"^[A-Za-z_][^=;]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)+=\s*\{")
 _DEFINE = re.compile(r"^#\s*define\s+([A-Za-z_]\w*)")
 
 
