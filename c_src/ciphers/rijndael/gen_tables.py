@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the Rijndael constant tables used by ttable.c and small.c.
+"""Generate the Rijndael constant tables used by rijndael_core.c (S-boxes, shared by ttable.c and
+small.c) and ttable.c (T-tables).
 
 Everything is derived from the definitions in FIPS-197 (rijndael-fips197.pdf):
   * GF(2^8) with the reduction polynomial m(x) = x^8 + x^4 + x^3 + x + 1
@@ -18,7 +19,8 @@ big-endian, so row 0 is the most significant byte.  Then
 and Te_k / Td_k = Te0 / Td0 rotated right by 8k bits (input byte in row k).
 
 Usage:
-  python3 gen_tables.py [--check | --print]   the generated blocks of ttable.c and small.c (../gentables.py)
+  python3 gen_tables.py [--check | --print]   the generated blocks of rijndael_core.c and ttable.c
+                                              (../gentables.py)
 Optionally cross-checks S and Si against Fig. 7 and Fig. 14 of the FIPS-197 text
 (../../../../shared/specs/rijndael-fips197.txt, or the path in $FIPS197_TXT) when present.
 """
@@ -131,11 +133,17 @@ S_DOC = "S-box, FIPS-197 Fig. 7 (PDF p20)"
 SI_DOC = "inverse S-box, FIPS-197 Fig. 14 (PDF p26)"
 
 
+def block_core():
+    return "\n\n".join([
+        HEADER,
+        gt.c_array("const uint8_t cl_rj_sbox[256]", SBOX, "0x%02x", 16, comment=S_DOC),
+        gt.c_array("const uint8_t cl_rj_inv_sbox[256]", INV_SBOX, "0x%02x", 16, comment=SI_DOC),
+    ])
+
+
 def block_ttable():
     return "\n\n".join([
         HEADER,
-        gt.c_array("static const uint8_t rj_sbox[256]", SBOX, "0x%02x", 16, comment=S_DOC),
-        gt.c_array("static const uint8_t rj_inv_sbox[256]", INV_SBOX, "0x%02x", 16, comment=SI_DOC),
         # each direction one [4][256] array: one base address for all four tables
         # (frees registers in the unrolled rounds), sub-table k = name[k]
         gt.c_array_2d("static const uint32_t rj_te[4][256]", TE, "0x%08xu", 6, row_comments=[
@@ -150,17 +158,9 @@ def block_ttable():
     ])
 
 
-def block_small():
-    return "\n\n".join([
-        HEADER,
-        gt.c_array("static const uint8_t rj_sbox[256]", SBOX, "0x%02x", 16, comment=S_DOC),
-        gt.c_array("static const uint8_t rj_inv_sbox[256]", INV_SBOX, "0x%02x", 16, comment=SI_DOC),
-    ])
-
-
 def generate(args):
     cross_check_with_spec()
-    return [gt.Block("ttable.c", block_ttable()), gt.Block("small.c", block_small())]
+    return [gt.Block("rijndael_core.c", block_core()), gt.Block("ttable.c", block_ttable())]
 
 
 if __name__ == "__main__":
