@@ -370,42 +370,37 @@ static int e2_subkeys(uint32_t k[16][4], const uint8_t *key, unsigned key_bits)
     return CL_OK;
 }
 
-/* Encryption: rounds k1..k12, IT(M, k13, k14), FT(C', k16, k15). */
-static int e2_set_encrypt_key(void *ks_, const uint8_t *key, unsigned key_bits)
+/* Encryption: rounds k1..k12, IT(M, k13, k14), FT(C', k16, k15).
+ * Decryption: rounds k12..k1, IT(C, k16, k15), FT(M', k13, k14): the same
+ * layout with the round keys reversed and k13..k16 taken in reverse order. */
+static int e2_set_key(e2_ks *ks, const uint8_t *key, unsigned key_bits, int decrypt)
 {
-    e2_ks *ks = (e2_ks *)ks_;
     uint32_t k[16][4];
     int rc = e2_subkeys(k, key, key_bits);
     if (rc != CL_OK)
         return rc;
+    /* k[12..15] hold k13..k16 */
+    const int in_a = decrypt ? 15 : 12, in_m = decrypt ? 14 : 13;
+    const int out_m = decrypt ? 13 : 14, out_a = decrypt ? 12 : 15;
     for (int i = 0; i < 4; i++) {
         for (int r = 0; r < 12; r++)
-            ks->rk[r][i] = k[r][i];
-        ks->in_a[i] = k[12][i];
-        ks->in_m[i] = k[13][i] | 1u;
-        ks->out_m[i] = e2_inv_odd(k[14][i] | 1u);
-        ks->out_a[i] = k[15][i];
+            ks->rk[r][i] = k[decrypt ? 11 - r : r][i];
+        ks->in_a[i] = k[in_a][i];
+        ks->in_m[i] = k[in_m][i] | 1u;
+        ks->out_m[i] = e2_inv_odd(k[out_m][i] | 1u);
+        ks->out_a[i] = k[out_a][i];
     }
     return CL_OK;
 }
 
-/* Decryption: rounds k12..k1, IT(C, k16, k15), FT(M', k13, k14). */
-static int e2_set_decrypt_key(void *ks_, const uint8_t *key, unsigned key_bits)
+static int e2_set_encrypt_key(void *ks, const uint8_t *key, unsigned key_bits)
 {
-    e2_ks *ks = (e2_ks *)ks_;
-    uint32_t k[16][4];
-    int rc = e2_subkeys(k, key, key_bits);
-    if (rc != CL_OK)
-        return rc;
-    for (int i = 0; i < 4; i++) {
-        for (int r = 0; r < 12; r++)
-            ks->rk[r][i] = k[11 - r][i];
-        ks->in_a[i] = k[15][i];
-        ks->in_m[i] = k[14][i] | 1u;
-        ks->out_m[i] = e2_inv_odd(k[13][i] | 1u);
-        ks->out_a[i] = k[12][i];
-    }
-    return CL_OK;
+    return e2_set_key((e2_ks *)ks, key, key_bits, 0);
+}
+
+static int e2_set_decrypt_key(void *ks, const uint8_t *key, unsigned key_bits)
+{
+    return e2_set_key((e2_ks *)ks, key, key_bits, 1);
 }
 
 static const unsigned short e2_key_bits[] = {128, 192, 256, 0};
