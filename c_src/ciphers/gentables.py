@@ -78,6 +78,23 @@ def _comment(text: str | None) -> list[str]:
     return [f"/* {body[0]}"] + [f" * {ln}" if ln else " *" for ln in body[1:-1]] + [f" * {body[-1]} */"]
 
 
+# ------------------------------------------------------------------ arithmetic
+def gf_mul(a: int, b: int, poly: int) -> int:
+    """a times b as polynomials over GF(2) (bit i = coefficient of x^i) modulo poly, whose degree
+    n = poly.bit_length() - 1 bounds the operands (a, b < 2^n): GF(2^8) with poly 0x11B, LOKI97's
+    GF(2^13) and GF(2^11), ..."""
+    n = poly.bit_length() - 1
+    r = 0
+    while b:
+        if b & 1:
+            r ^= a
+        b >>= 1
+        a <<= 1
+        if (a >> n) & 1:
+            a ^= poly
+    return r
+
+
 # ------------------------------------------------------------------ outputs
 @dataclass(frozen=True)
 class Block:

@@ -56,22 +56,10 @@ P = [
 ]
 
 
-def gf_mul(a, b):
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        a <<= 1
-        if a & 0x100:
-            a ^= 0x11B
-        b >>= 1
-    return r
-
-
 def gf_pow(x, e):
     r = 1
     for _ in range(e):
-        r = gf_mul(r, x)
+        r = gt.gf_mul(r, x, 0x11B)
     return r
 
 

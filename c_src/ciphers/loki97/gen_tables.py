@@ -35,24 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import gentables as gt  # noqa: E402
 
 
-def gf_mul(a, b, poly, n):
-    """Product of two polynomials over GF(2) modulo poly (degree n)."""
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        b >>= 1
-        a <<= 1
-        if (a >> n) & 1:
-            a ^= poly
-    return r
-
-
 def sbox(n, poly, mask):
     out = []
     for x in range(1 << n):
         y = x ^ mask
-        out.append(gf_mul(gf_mul(y, y, poly, n), y, poly, n) & 0xFF)
+        out.append(gt.gf_mul(gt.gf_mul(y, y, poly), y, poly) & 0xFF)
     return out
 
 

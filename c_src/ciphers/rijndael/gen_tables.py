@@ -37,15 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def gmul(a, b):
     """Multiplication in GF(2^8) modulo x^8+x^4+x^3+x+1 (FIPS-197 Sec. 4.2)."""
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        a <<= 1
-        if a & 0x100:
-            a ^= 0x11B
-        b >>= 1
-    return r
+    return gt.gf_mul(a, b, 0x11B)
 
 
 def ginv(a):

@@ -87,25 +87,13 @@ def make_q(t):
     return q
 
 
-def gmul(a, b, poly):
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        a <<= 1
-        if a & 0x100:
-            a ^= poly
-        b >>= 1
-    return r
-
-
 Q0 = make_q(Q0_T)
 Q1 = make_q(Q1_T)
 LAST_Q = [Q1, Q0, Q1, Q0]  # final q of byte lanes 0..3 in h(), Sec. 4.3.2
 
 
 def mds_col(j, y):
-    return sum(gmul(MDS[i][j], y, V_POLY) << (8 * i) for i in range(4))
+    return sum(gt.gf_mul(MDS[i][j], y, V_POLY) << (8 * i) for i in range(4))
 
 
 MQ = [[mds_col(j, LAST_Q[j][x]) for x in range(256)] for j in range(4)]
@@ -117,7 +105,7 @@ def rs_matrix(m8):
     for i in range(4):
         s = 0
         for j in range(8):
-            s ^= gmul(RS[i][j], m8[j], W_POLY)
+            s ^= gt.gf_mul(RS[i][j], m8[j], W_POLY)
         word |= s << (8 * i)
     return word
 
