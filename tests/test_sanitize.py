@@ -74,7 +74,8 @@ def sanitized(request, lab, tmp_path_factory) -> dict[tuple[str, str], list]:
     units = sorted(selected or IMPLS, key=weight, reverse=True)
     workers = min(len(units), len(os.sched_getaffinity(0))) or 1
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    # spawn, not fork: the session may already run threads (a browser driver) that fork would copy mid-lock
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {u: pool.submit(_check, *u, str(build_root), str(log_root)) for u in units}
         results = {u: f.result() for u, f in futures.items()}
     print(f"\nsanitize: {len(units)} implementations built and checked in {time.perf_counter() - t0:.1f} s "
