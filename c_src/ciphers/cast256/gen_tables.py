@@ -8,19 +8,20 @@ layer of those pages is clean (specs/README.md); the script checks that each
 box has exactly 256 words.  It also checks the key-schedule constants of p9
 (cm = 2^30 * sqrt(2), mm = 2^30 * sqrt(3)) that ref.c uses.
 
-    python3 gen_tables.py [path/to/cast256-aes-submission.txt]
+    python3 gen_tables.py [--check | --print] [path/to/cast256-aes-submission.txt]   (../gentables.py)
 """
 import math
 import os
 import re
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import gentables as gt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SPEC = os.path.join(HERE, "..", "..", "..", "..", "shared", "specs",
                             "cast256-aes-submission.txt")
-TARGET = os.path.join(HERE, "ref.c")
-BEGIN = "/* BEGIN GENERATED TABLES (gen_tables.py) */"
-END = "/* END GENERATED TABLES */"
 
 
 def read_sboxes(path):
@@ -39,33 +40,19 @@ def read_sboxes(path):
     return boxes
 
 
-def c_table(name, words):
-    lines = [f"static const uint32_t {name}[256] = {{"]
-    for i in range(0, 256, 6):
-        lines.append("    " + " ".join(f"0x{w:08x}," for w in words[i:i + 6]))
-    lines.append("};")
-    return "\n".join(lines)
+def add_arguments(ap):
+    ap.add_argument("spec", nargs="?", default=DEFAULT_SPEC, help="the specification's text layer")
 
 
-def main():
-    spec = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SPEC
-    boxes = read_sboxes(spec)
+def generate(args):
+    boxes = read_sboxes(args.spec)
     assert int(2**30 * math.sqrt(2)) == 0x5A827999
     assert int(2**30 * math.sqrt(3)) == 0x6ED9EBA1
-    body = [BEGIN,
-            "/* S-boxes S1..S4, CAST-256 AES submission pp. 3-5, extracted from the",
+    body = ["/* S-boxes S1..S4, CAST-256 AES submission pp. 3-5, extracted from the",
             " * specification text by gen_tables.py. */"]
-    for k in range(1, 5):
-        body.append(c_table(f"S{k}", boxes[k]))
-    body.append(END)
-    with open(TARGET, encoding="utf-8") as fh:
-        src = fh.read()
-    a, b = src.index(BEGIN), src.index(END) + len(END)
-    src = src[:a] + "\n".join(body) + src[b:]
-    with open(TARGET, "w", encoding="utf-8") as fh:
-        fh.write(src)
-    print(f"wrote S1..S4 into {TARGET}")
+    body += [gt.c_array(f"static const uint32_t S{k}[256]", boxes[k], "0x%08x", 6) for k in range(1, 5)]
+    return [gt.Block("ref.c", "\n".join(body))]
 
 
 if __name__ == "__main__":
-    main()
+    gt.main(__file__, generate, __doc__, add_arguments)

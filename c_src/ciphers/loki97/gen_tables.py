@@ -25,35 +25,21 @@ all-merged variant lost ~25% in a dependent chain of encryptions and did not
 gain in ECB, while merging only S2 (16 KiB) kept the best of both (README).
 
 Usage:
-  python3 gen_tables.py            rewrite the generated block in ref.c
-  python3 gen_tables.py --check    exit 1 if ref.c differs
+  python3 gen_tables.py [--check | --print]     (see ../gentables.py)
 """
-import os
-import re
+import random
 import sys
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REF = os.path.join(HERE, "ref.c")
-
-
-def gf_mul(a, b, poly, n):
-    """Product of two polynomials over GF(2) modulo poly (degree n)."""
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        b >>= 1
-        a <<= 1
-        if (a >> n) & 1:
-            a ^= poly
-    return r
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import gentables as gt  # noqa: E402
 
 
 def sbox(n, poly, mask):
     out = []
     for x in range(1 << n):
         y = x ^ mask
-        out.append(gf_mul(gf_mul(y, y, poly, n), y, poly, n) & 0xFF)
+        out.append(gt.gf_mul(gt.gf_mul(y, y, poly), y, poly) & 0xFF)
     return out
 
 
@@ -77,7 +63,6 @@ def p_perm(x):
 
 
 def self_check():
-    import random
     rng = random.Random(97)
     for _ in range(500):
         sa = [rng.randrange(256) for _ in range(8)]
@@ -85,51 +70,20 @@ def self_check():
         assert p_perm(word) == sum(spread(sa[a]) << a for a in range(8))
 
 
-def rows(vals, fmt, per):
-    return ["    " + ", ".join(fmt % v for v in vals[i:i + per]) + "," for i in range(0, len(vals), per)]
-
-
-def render():
-    out = ["/* BEGIN GENERATED TABLES (gen_tables.py) */",
-           "/* S1[x] = ((x ^ 0x1FFF)^3 mod 0x2911) & 0xFF in GF(2^13), Sec. 2.4 (PDF p5), by gen_tables.py. */",
-           "static const uint8_t loki97_s1[8192] = {"]
-    out += rows(S1, "0x%02x", 16)
-    out += ["};", "",
-            "/* S2[x] = ((x ^ 0x7FF)^3 mod 0xAA7) & 0xFF in GF(2^11), Sec. 2.4 (PDF p5), by gen_tables.py. */",
-            "static const uint8_t loki97_s2[2048] = {"]
-    out += rows(S2, "0x%02x", 16)
-    out += ["};", "",
-            "/* spread(S2[x]): bit j of S2[x] at bit 8j, i.e. S2 followed by P (Sec. 2.3, PDF p5)",
-            " * for the S-box in Sa position 0; position a uses it shifted left by a.  By gen_tables.py. */",
-            "static const uint64_t loki97_s2p[2048] = {"]
-    out += rows([spread(v) for v in S2], "0x%016xu", 4)
-    out += ["};", "",
-            "/* spread(v): bit j of v at bit 8j (P applied to one S1 output byte).  By gen_tables.py. */",
-            "static const uint64_t loki97_spread[256] = {"]
-    out += rows([spread(v) for v in range(256)], "0x%016xu", 4)
-    out += ["};", "/* END GENERATED TABLES */"]
-    return "\n".join(out)
-
-
-def main():
+def generate(args):
     self_check()
-    src = open(REF).read()
-    pat = re.compile(r"/\* BEGIN GENERATED TABLES \(gen_tables.py\) \*/.*?/\* END GENERATED TABLES \*/", re.S)
-    if not pat.search(src):
-        sys.exit("ref.c: generated-table markers not found")
-    new = pat.sub(lambda m: render(), src)
-    if "--check" in sys.argv:
-        if new != src:
-            print("ref.c: generated tables are out of date")
-            sys.exit(1)
-        print("ref.c: generated tables up to date")
-        return
-    if new != src:
-        open(REF, "w").write(new)
-        print("ref.c: tables rewritten")
-    else:
-        print("ref.c: unchanged")
+    return [gt.Block("ref.c", "\n\n".join([
+        gt.c_array("static const uint8_t loki97_s1[8192]", S1, "0x%02x", 16, comment=(
+            "S1[x] = ((x ^ 0x1FFF)^3 mod 0x2911) & 0xFF in GF(2^13), Sec. 2.4 (PDF p5), by gen_tables.py.")),
+        gt.c_array("static const uint8_t loki97_s2[2048]", S2, "0x%02x", 16, comment=(
+            "S2[x] = ((x ^ 0x7FF)^3 mod 0xAA7) & 0xFF in GF(2^11), Sec. 2.4 (PDF p5), by gen_tables.py.")),
+        gt.c_array("static const uint64_t loki97_s2p[2048]", [spread(v) for v in S2], "0x%016xu", 4, comment=(
+            "spread(S2[x]): bit j of S2[x] at bit 8j, i.e. S2 followed by P (Sec. 2.3, PDF p5)\n"
+            "for the S-box in Sa position 0; position a uses it shifted left by a.  By gen_tables.py.")),
+        gt.c_array("static const uint64_t loki97_spread[256]", [spread(v) for v in range(256)], "0x%016xu", 4,
+                   comment="spread(v): bit j of v at bit 8j (P applied to one S1 output byte).  By gen_tables.py."),
+    ]))]
 
 
 if __name__ == "__main__":
-    main()
+    gt.main(__file__, generate, __doc__)

@@ -26,16 +26,17 @@ PHT, IPHT (one butterfly each on 8 pairs) and SAFERP_RENAME (x_j = the
 j-th argument, a parallel assignment).
 
 Usage:
-  python3 gen_tables.py            rewrite the generated block in ref.c
-  python3 gen_tables.py --check    exit 1 if ref.c differs
+  python3 gen_tables.py [--check | --print]     (see ../gentables.py)
 """
 import itertools
 import os
-import re
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import gentables as gt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REF = os.path.join(HERE, "ref.c")
 DECODED = os.path.join(HERE, "..", "..", "..", "..", "shared", "specs",
                        "saferplus-aes-submission.decoded.txt")
 
@@ -216,53 +217,28 @@ def macro(mname, sigma, inverse, comment):
     return out
 
 
-def rows(vals, per):
-    return ["    " + ", ".join("%3d" % v for v in vals[i:i + per]) + "," for i in range(0, len(vals), per)]
-
-
 def render():
-    out = ["/* BEGIN GENERATED TABLES (gen_tables.py) */",
-           "/* exp[x] = 45^x mod 257 (256 -> 0), log = inverse (log 0 = 128); Sec. 2.1.1, PDF p4.  By gen_tables.py. */",
-           "static const uint8_t saferp_exp[256] = {"]
-    out += rows(EXP, 16)
-    out += ["};", "static const uint8_t saferp_log[256] = {"]
-    out += rows(LOG, 16)
-    out += ["};", "",
-            "/* Bias words B2..B33 (bias[i-2] = B_i): formulas of Sec. 2.1.3 (PDF p8), equal to Table I (p9).",
-            " * By gen_tables.py. */",
-            "static const uint8_t saferp_bias[32][16] = {"]
-    for b in BIAS:
-        out.append("    {" + ", ".join("%3d" % v for v in b) + "},")
-    out += ["};", "",
-            "/* y = xM (p5) as 4 levels of 8 PHT butterflies with the shuffle sigma = {%s}" % ", ".join(map(str, SIGMA)),
-            " * (new[j] = old[sigma[j]], 0-based) between levels; sigma recovered from M by gen_tables.py. */"]
+    out = [gt.c_array("static const uint8_t saferp_exp[256]", EXP, "%3d", 16, comment=(
+               "exp[x] = 45^x mod 257 (256 -> 0), log = inverse (log 0 = 128); Sec. 2.1.1, PDF p4.  By gen_tables.py.")),
+           gt.c_array("static const uint8_t saferp_log[256]", LOG, "%3d", 16),
+           "",
+           gt.c_array_2d("static const uint8_t saferp_bias[32][16]", BIAS, "%3d", 16, inline=True, comment=(
+               "Bias words B2..B33 (bias[i-2] = B_i): formulas of Sec. 2.1.3 (PDF p8), equal to Table I (p9).\n"
+               "By gen_tables.py.")),
+           "",
+           "/* y = xM (p5) as 4 levels of 8 PHT butterflies with the shuffle sigma = {%s}" % ", ".join(map(str, SIGMA)),
+           " * (new[j] = old[sigma[j]], 0-based) between levels; sigma recovered from M by gen_tables.py. */"]
     out += macro("SAFERP_M", SIGMA, False, "y = xM on x0..x15 (byte j in xj); the result is renamed back into x0..x15")
     out.append("")
     out += macro("SAFERP_MINV", SIGMA, True, "x = yM^-1 (p6): the same network run backwards")
-    out.append("/* END GENERATED TABLES */")
     return "\n".join(out)
 
 
-def main():
-    table_checked = check_bias_against_table()
-    src = open(REF).read()
-    pat = re.compile(r"/\* BEGIN GENERATED TABLES \(gen_tables.py\) \*/.*?/\* END GENERATED TABLES \*/", re.S)
-    if not pat.search(src):
-        sys.exit("ref.c: generated-table markers not found")
-    new = pat.sub(lambda m: render(), src)
-    note = "" if table_checked else " (Table I not found, bias words not cross-checked)"
-    if "--check" in sys.argv:
-        if new != src:
-            print("ref.c: generated tables are out of date" + note)
-            sys.exit(1)
-        print("ref.c: generated tables up to date" + note)
-        return
-    if new != src:
-        open(REF, "w").write(new)
-        print("ref.c: tables rewritten" + note)
-    else:
-        print("ref.c: unchanged" + note)
+def generate(args):
+    if not check_bias_against_table():
+        print("note: Table I not found, bias words not cross-checked", file=sys.stderr)
+    return [gt.Block("ref.c", render())]
 
 
 if __name__ == "__main__":
-    main()
+    gt.main(__file__, generate, __doc__)

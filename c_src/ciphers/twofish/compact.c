@@ -45,35 +45,11 @@ static int twofish_compact_set_key(void *vks, const uint8_t *key, unsigned key_b
     return CL_OK;
 }
 
-/* g(X) and g(ROL(X, 8)) with the q-chains of h() evaluated per byte
- * (lane macros in twofish_core.h; kb, K3, K4 are in scope). */
+/* g(X) and g(ROL(X, 8)) with the q-chains of h() evaluated per byte, for
+ * the rounds of twofish_core.h (lane macros there; kb, K3, K4 are in scope). */
 #define G0(x) CL_TWOFISH_H(CL_BYTE(x, 0), CL_BYTE(x, 1), CL_BYTE(x, 2), CL_BYTE(x, 3), kb, K3, K4)
 #define G1(x) CL_TWOFISH_H(CL_BYTE(x, 3), CL_BYTE(x, 0), CL_BYTE(x, 1), CL_BYTE(x, 2), kb, K3, K4)
 
-/* Same round pairs as full.c. */
-#define ENC2(r)                                                     \
-    do {                                                            \
-        t0 = G0(x0);                                                \
-        t1 = G1(x1);                                                \
-        x2 = cl_rotr32(x2 ^ (t0 + t1 + K[4 * (r) + 8]), 1);         \
-        x3 = cl_rotl32(x3, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 9]);     \
-        t0 = G0(x2);                                                \
-        t1 = G1(x3);                                                \
-        x0 = cl_rotr32(x0 ^ (t0 + t1 + K[4 * (r) + 10]), 1);        \
-        x1 = cl_rotl32(x1, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 11]);    \
-    } while (0)
-
-#define DEC2(r)                                                     \
-    do {                                                            \
-        t0 = G0(x2);                                                \
-        t1 = G1(x3);                                                \
-        x0 = cl_rotl32(x0, 1) ^ (t0 + t1 + K[4 * (r) + 10]);        \
-        x1 = cl_rotr32(x1 ^ (t0 + 2 * t1 + K[4 * (r) + 11]), 1);    \
-        t0 = G0(x0);                                                \
-        t1 = G1(x1);                                                \
-        x2 = cl_rotl32(x2, 1) ^ (t0 + t1 + K[4 * (r) + 8]);         \
-        x3 = cl_rotr32(x3 ^ (t0 + 2 * t1 + K[4 * (r) + 9]), 1);     \
-    } while (0)
 
 /* Defines encrypt/decrypt of n blocks for one key length (K3: k >= 3, K4: k == 4). */
 #define TWOFISH_COMPACT_FUNCS(suffix, K3_, K4_)                                             \
@@ -90,7 +66,7 @@ static int twofish_compact_set_key(void *vks, const uint8_t *key, unsigned key_b
             uint32_t x3 = cl_load32_le(in + 12) ^ K[3];                                     \
             uint32_t t0, t1;                                                                \
             for (unsigned r = 0; r < 8; r++)                                                \
-                ENC2(r);                                                                    \
+                CL_TWOFISH_ENC2(r);                                                         \
             cl_store32_le(out, x2 ^ K[4]);                                                  \
             cl_store32_le(out + 4, x3 ^ K[5]);                                              \
             cl_store32_le(out + 8, x0 ^ K[6]);                                              \
@@ -110,7 +86,7 @@ static int twofish_compact_set_key(void *vks, const uint8_t *key, unsigned key_b
             uint32_t x1 = cl_load32_le(in + 12) ^ K[7];                                     \
             uint32_t t0, t1;                                                                \
             for (unsigned r = 8; r-- > 0;)                                                  \
-                DEC2(r);                                                                    \
+                CL_TWOFISH_DEC2(r);                                                         \
             cl_store32_le(out, x0 ^ K[0]);                                                  \
             cl_store32_le(out + 4, x1 ^ K[1]);                                              \
             cl_store32_le(out + 8, x2 ^ K[2]);                                              \

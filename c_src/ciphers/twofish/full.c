@@ -53,35 +53,10 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
     return CL_OK;
 }
 
-/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2). */
+/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2), for the rounds of twofish_core.h. */
 #define G0(x) (S0[CL_BYTE(x, 0)] ^ S1[CL_BYTE(x, 1)] ^ S2[CL_BYTE(x, 2)] ^ S3[CL_BYTE(x, 3)])
 #define G1(x) (S0[CL_BYTE(x, 3)] ^ S1[CL_BYTE(x, 0)] ^ S2[CL_BYTE(x, 1)] ^ S3[CL_BYTE(x, 2)])
 
-/* Rounds 2r and 2r+1 without the swap: round 2r updates (x2, x3) from
- * (x0, x1), round 2r+1 updates (x0, x1) from (x2, x3). */
-#define ENC2(r)                                                     \
-    do {                                                            \
-        t0 = G0(x0);                                                \
-        t1 = G1(x1);                                                \
-        x2 = cl_rotr32(x2 ^ (t0 + t1 + K[4 * (r) + 8]), 1);         \
-        x3 = cl_rotl32(x3, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 9]);     \
-        t0 = G0(x2);                                                \
-        t1 = G1(x3);                                                \
-        x0 = cl_rotr32(x0 ^ (t0 + t1 + K[4 * (r) + 10]), 1);        \
-        x1 = cl_rotl32(x1, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 11]);    \
-    } while (0)
-
-#define DEC2(r)                                                     \
-    do {                                                            \
-        t0 = G0(x2);                                                \
-        t1 = G1(x3);                                                \
-        x0 = cl_rotl32(x0, 1) ^ (t0 + t1 + K[4 * (r) + 10]);        \
-        x1 = cl_rotr32(x1 ^ (t0 + 2 * t1 + K[4 * (r) + 11]), 1);    \
-        t0 = G0(x0);                                                \
-        t1 = G1(x1);                                                \
-        x2 = cl_rotl32(x2, 1) ^ (t0 + t1 + K[4 * (r) + 8]);         \
-        x3 = cl_rotr32(x3 ^ (t0 + 2 * t1 + K[4 * (r) + 9]), 1);     \
-    } while (0)
 
 static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
 {
@@ -94,8 +69,8 @@ static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *ou
         uint32_t x2 = cl_load32_le(in + 8) ^ K[2];
         uint32_t x3 = cl_load32_le(in + 12) ^ K[3];
         uint32_t t0, t1;
-        ENC2(0); ENC2(1); ENC2(2); ENC2(3);
-        ENC2(4); ENC2(5); ENC2(6); ENC2(7);
+        CL_TWOFISH_ENC2(0); CL_TWOFISH_ENC2(1); CL_TWOFISH_ENC2(2); CL_TWOFISH_ENC2(3);
+        CL_TWOFISH_ENC2(4); CL_TWOFISH_ENC2(5); CL_TWOFISH_ENC2(6); CL_TWOFISH_ENC2(7);
         /* the last swap is undone: C = (R2, R3, R0, R1) ^ K4..K7 */
         cl_store32_le(out, x2 ^ K[4]);
         cl_store32_le(out + 4, x3 ^ K[5]);
@@ -115,8 +90,8 @@ static void twofish_full_decrypt(const void *vks, const uint8_t *in, uint8_t *ou
         uint32_t x0 = cl_load32_le(in + 8) ^ K[6];
         uint32_t x1 = cl_load32_le(in + 12) ^ K[7];
         uint32_t t0, t1;
-        DEC2(7); DEC2(6); DEC2(5); DEC2(4);
-        DEC2(3); DEC2(2); DEC2(1); DEC2(0);
+        CL_TWOFISH_DEC2(7); CL_TWOFISH_DEC2(6); CL_TWOFISH_DEC2(5); CL_TWOFISH_DEC2(4);
+        CL_TWOFISH_DEC2(3); CL_TWOFISH_DEC2(2); CL_TWOFISH_DEC2(1); CL_TWOFISH_DEC2(0);
         cl_store32_le(out, x0 ^ K[0]);
         cl_store32_le(out + 4, x1 ^ K[1]);
         cl_store32_le(out + 8, x2 ^ K[2]);

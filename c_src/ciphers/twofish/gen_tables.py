@@ -28,15 +28,14 @@ Tables written (between the GENERATED markers of twofish_core.c):
                            the partial keying option (Sec. 5.1, PDF p12).
 
 Usage:
-  python3 gen_tables.py            rewrite the generated block in twofish_core.c
-  python3 gen_tables.py --check    exit 1 if twofish_core.c differs
+  python3 gen_tables.py [--check | --print]     (see ../gentables.py)
 """
-import os
-import re
+import random
 import sys
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORE = os.path.join(HERE, "twofish_core.c")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import gentables as gt  # noqa: E402
 
 # 4-bit S-boxes, Sec. 4.3.5 (PDF p10).
 Q0_T = [
@@ -88,25 +87,13 @@ def make_q(t):
     return q
 
 
-def gmul(a, b, poly):
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        a <<= 1
-        if a & 0x100:
-            a ^= poly
-        b >>= 1
-    return r
-
-
 Q0 = make_q(Q0_T)
 Q1 = make_q(Q1_T)
 LAST_Q = [Q1, Q0, Q1, Q0]  # final q of byte lanes 0..3 in h(), Sec. 4.3.2
 
 
 def mds_col(j, y):
-    return sum(gmul(MDS[i][j], y, V_POLY) << (8 * i) for i in range(4))
+    return sum(gt.gf_mul(MDS[i][j], y, V_POLY) << (8 * i) for i in range(4))
 
 
 MQ = [[mds_col(j, LAST_Q[j][x]) for x in range(256)] for j in range(4)]
@@ -118,7 +105,7 @@ def rs_matrix(m8):
     for i in range(4):
         s = 0
         for j in range(8):
-            s ^= gmul(RS[i][j], m8[j], W_POLY)
+            s ^= gt.gf_mul(RS[i][j], m8[j], W_POLY)
         word |= s << (8 * i)
     return word
 
@@ -141,7 +128,6 @@ def rs_remainder(m8):
 
 
 def self_check():
-    import random
     rng = random.Random(1998)
     for _ in range(2000):
         m8 = [rng.randrange(256) for _ in range(8)]
@@ -153,58 +139,16 @@ def self_check():
     assert s == [0xB89FF6F2, 0xB255BC4B, 0x45661061, 0x8E4447F7], [hex(v) for v in s]
 
 
-def c_table_u8(name, rows):
-    out = []
-    for r in rows:
-        out.append("    {")
-        for i in range(0, 256, 16):
-            out.append("        " + ", ".join("0x%02x" % v for v in r[i:i + 16]) + ",")
-        out.append("    },")
-    return out
-
-
-def render():
-    lines = [
-        "/* BEGIN GENERATED TABLES (gen_tables.py) */",
-        "/* q0, q1: Sec. 4.3.5, built from the t-tables of PDF p10 by gen_tables.py. */",
-        "const uint8_t cl_twofish_q[2][256] = {",
-    ]
-    lines += c_table_u8("q", [Q0, Q1])
-    lines.append("};")
-    lines.append("")
-    lines.append("/* MDS column j (Sec. 4.2, PDF p8, GF(2^8) mod 0x169) applied to the last q-box of")
-    lines.append(" * byte lane j (q1, q0, q1, q0; Sec. 4.3.2 PDF p10), by gen_tables.py. */")
-    lines.append("const uint32_t cl_twofish_mq[4][256] = {")
-    for j in range(4):
-        lines.append("    {")
-        for i in range(0, 256, 8):
-            lines.append("        " + ", ".join("0x%08x" % v for v in MQ[j][i:i + 8]) + ",")
-        lines.append("    },")
-    lines.append("};")
-    lines.append("/* END GENERATED TABLES */")
-    return "\n".join(lines)
-
-
-def main():
+def generate(args):
     self_check()
-    src = open(CORE).read()
-    pat = re.compile(r"/\* BEGIN GENERATED TABLES \(gen_tables.py\) \*/.*?/\* END GENERATED TABLES \*/",
-                     re.S)
-    if not pat.search(src):
-        sys.exit("twofish_core.c: generated-table markers not found")
-    new = pat.sub(lambda m: render(), src)
-    if "--check" in sys.argv:
-        if new != src:
-            print("twofish_core.c: generated tables are out of date")
-            sys.exit(1)
-        print("twofish_core.c: generated tables up to date")
-        return
-    if new != src:
-        open(CORE, "w").write(new)
-        print("twofish_core.c: tables rewritten")
-    else:
-        print("twofish_core.c: unchanged")
+    return [gt.Block("twofish_core.c", "\n\n".join([
+        gt.c_array_2d("const uint8_t cl_twofish_q[2][256]", [Q0, Q1], "0x%02x", 16,
+                      comment="q0, q1: Sec. 4.3.5, built from the t-tables of PDF p10 by gen_tables.py."),
+        gt.c_array_2d("const uint32_t cl_twofish_mq[4][256]", MQ, "0x%08x", 8, comment=(
+            "MDS column j (Sec. 4.2, PDF p8, GF(2^8) mod 0x169) applied to the last q-box of\n"
+            "byte lane j (q1, q0, q1, q0; Sec. 4.3.2 PDF p10), by gen_tables.py.")),
+    ]))]
 
 
 if __name__ == "__main__":
-    main()
+    gt.main(__file__, generate, __doc__)

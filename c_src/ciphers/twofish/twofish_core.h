@@ -55,4 +55,33 @@ int cl_twofish_expand(cl_twofish_keyinfo *ki, const uint8_t *key, unsigned key_b
      cl_twofish_mq[2][CL_TWOFISH_LANE2(x2, kb, K3, K4)] ^         \
      cl_twofish_mq[3][CL_TWOFISH_LANE3(x3, kb, K3, K4)])
 
+/* Rounds 2r and 2r+1 of the cipher (Sec. 4.1, p7) without the swap: round 2r
+ * updates (x2, x3) from (x0, x1), round 2r+1 updates (x0, x1) from (x2, x3);
+ * DEC2 undoes ENC2.  The strategy defines G0(x) = g(X) and G1(x) = g(ROL(X, 8))
+ * (its S-box lookups); x0..x3, t0, t1 (uint32_t) and K (the 40 subkey words)
+ * are in scope. */
+#define CL_TWOFISH_ENC2(r)                                          \
+    do {                                                            \
+        t0 = G0(x0);                                                \
+        t1 = G1(x1);                                                \
+        x2 = cl_rotr32(x2 ^ (t0 + t1 + K[4 * (r) + 8]), 1);         \
+        x3 = cl_rotl32(x3, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 9]);     \
+        t0 = G0(x2);                                                \
+        t1 = G1(x3);                                                \
+        x0 = cl_rotr32(x0 ^ (t0 + t1 + K[4 * (r) + 10]), 1);        \
+        x1 = cl_rotl32(x1, 1) ^ (t0 + 2 * t1 + K[4 * (r) + 11]);    \
+    } while (0)
+
+#define CL_TWOFISH_DEC2(r)                                          \
+    do {                                                            \
+        t0 = G0(x2);                                                \
+        t1 = G1(x3);                                                \
+        x0 = cl_rotl32(x0, 1) ^ (t0 + t1 + K[4 * (r) + 10]);        \
+        x1 = cl_rotr32(x1 ^ (t0 + 2 * t1 + K[4 * (r) + 11]), 1);    \
+        t0 = G0(x0);                                                \
+        t1 = G1(x1);                                                \
+        x2 = cl_rotl32(x2, 1) ^ (t0 + t1 + K[4 * (r) + 8]);         \
+        x3 = cl_rotr32(x3 ^ (t0 + 2 * t1 + K[4 * (r) + 9]), 1);     \
+    } while (0)
+
 #endif
