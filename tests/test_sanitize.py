@@ -42,7 +42,7 @@ def _check(cipher: str, strategy: str, build_root: str, log_root: str) -> list[t
     process: the sanitizer options are environment variables, set here for this unit alone)."""
     lab = Lab()
     out = []
-    for vf in lab.cipher(cipher).vector_files(lab.vectors_dir):
+    for vf in lab.cipher(cipher).impls[strategy].vector_files:
         prefix = Path(log_root) / f"{cipher}.{strategy}.{vf.name}"
         os.environ.update(_sanitizer_env(prefix))
         (r,) = verify(lab, cipher, vf, strategy, TOOLCHAIN, build_dir=Path(build_root) / f"{cipher}.{strategy}")
@@ -69,7 +69,7 @@ def sanitized(request, lab, tmp_path_factory) -> dict[tuple[str, str], list]:
                 if it.originalname == "test_no_sanitizer_finding_over_all_vectors"}
 
     def weight(unit: tuple[str, str]) -> int:
-        return sum(f.stat().st_size for f in lab.cipher(unit[0]).vector_files(lab.vectors_dir))
+        return sum(f.stat().st_size for f in lab.cipher(unit[0]).impls[unit[1]].vector_files)
 
     units = sorted(selected or IMPLS, key=weight, reverse=True)
     workers = min(len(units), len(os.sched_getaffinity(0))) or 1
