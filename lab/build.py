@@ -14,7 +14,6 @@ import fcntl
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,23 +71,13 @@ class Builder:
     def plan(self, impl: Impl, toolchain: Toolchain, target: Target, program: str) -> BuildPlan:
         return plan_build(impl, toolchain, target, program, root=self.root, build_dir=self.build_dir)
 
-    @contextmanager
-    def _locked(self):
-        """One build at a time per build folder (two runs building at once would write the same files)."""
-        self.build_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.build_dir / ".build.lock", "w") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
-
     def build(self, plans: list[tuple[BuildPlan, Target]], toolchains: dict[str, Toolchain] | None = None,
               on_done=None) -> list[BuildResult]:
         """Builds every plan (shared steps once, steps in parallel); results in the order given.
         on_done(index, result) is called as each plan finishes."""
         results = [BuildResult(p) for p, _ in plans]
-        with self._locked():
+        # steps lock their own outputs (_run_step): other runs and Dask workers may build at the same time
+        if plans:
             # the compiler of every plan must exist where it runs
             for r, (p, target) in zip(results, plans):
                 versions = {c: self.backend.compiler_version(c, target) for c in sorted(p.compilers)}
@@ -130,6 +119,8 @@ class Builder:
         return self.build([(self.plan(impl, toolchain, target, program), target)])[0]
 
     def _run_step(self, step: Step, target: Target, version: str) -> _StepOutcome:
+        """Runs one step unless its output is current; the output's lock file makes another process (a second
+        run, a Dask worker) that needs the same output wait for this one and then find it current."""
         try:
             key = _digest(step, version)
         except OSError as e:
@@ -138,6 +129,13 @@ class Builder:
         if step.output.exists() and stamp.exists() and stamp.read_text() == key:
             return _StepOutcome(True, False)
         step.output.parent.mkdir(parents=True, exist_ok=True)
+        with open(step.output.with_name(step.output.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if step.output.exists() and stamp.exists() and stamp.read_text() == key:
+                return _StepOutcome(True, False)
+            return self._execute(step, target, key, stamp)
+
+    def _execute(self, step: Step, target: Target, key: str, stamp: Path) -> _StepOutcome:
         stamp.unlink(missing_ok=True)
         c = self.backend.exec(list(step.argv), target=target, timeout=self.timeout)
         log = f"$ {' '.join(step.argv)}\n{c.stderr.strip()}" if c.stderr.strip() else ""

@@ -381,6 +381,8 @@ class MachineRun:
     todo: list[Cell]
     cpu: int | None
     ui: Progress
+    backend_name: str = "host"  # the matrix's backend (for an SSH host: how its programs are built)
+    engine: str = "auto"
     counts: Counter = field(default_factory=Counter)
     kat_seconds: dict[str, float] = field(default_factory=dict)
     status: str = "interrupted"
@@ -479,7 +481,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                 recorded = set()
             ui.done += len(recorded)
             groups.append(MachineRun(machine, host, backend, builder, writer, cells_h,
-                                     [c for c in cells_h if c.id not in recorded], cpu, ui))
+                                     [c for c in cells_h if c.id not in recorded], cpu, ui, m.backend, m.engine))
             groups[-1].counts.update(c.status for c in read_run(writer.dir)[1])
         executor = make_executor(req)
         executor.execute(lab, groups, req, jobs, build_dir, say)
@@ -487,6 +489,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
         ui.close()
         after = system.cpu_snapshot()
         for g in groups:
+            if g.counts.get("unreachable") and g.status == "finished":
+                g.status = "interrupted"  # not finished: --resume retries the cells of the unreachable host
             try:
                 g.writer.close(g.status, status_counts=dict(g.counts),
                                system={**g.writer.meta.system, **after.since(before)},

@@ -29,6 +29,7 @@ from ..errors import RunError
 from .base import RUNNER_SCRIPT, Backend, Completed
 
 CONNECT_TIMEOUT = 15
+ANSWER_GRACE = 10  # seconds past a command's own time limit before the host counts as not answering
 
 
 class HostUnreachable(Exception):
@@ -96,6 +97,7 @@ class SshBackend(Backend):
             raise HostUnreachable(f"{type(e).__name__}: {e}") from None
         if self.accept_new and known.parent.exists():
             conn.client.save_host_keys(str(known))
+        conn.client.get_transport().set_keepalive(5)
         self._conn = conn
         return conn
 
@@ -107,7 +109,7 @@ class SshBackend(Backend):
         t0 = time.perf_counter()
         try:
             chan = conn.client.get_transport().open_session(timeout=CONNECT_TIMEOUT)
-            chan.settimeout(timeout + 30)
+            chan.settimeout(timeout + ANSWER_GRACE)
             chan.exec_command(command)
             if stdin is not None:
                 chan.sendall(stdin)
@@ -123,9 +125,10 @@ class SshBackend(Backend):
                     err += chan.recv_stderr(65536)
                 elif chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
-                elif time.perf_counter() - t0 > timeout + 30:
+                elif time.perf_counter() - t0 > timeout + ANSWER_GRACE:
                     chan.close()
-                    raise HostUnreachable(f"no answer within {timeout + 30:.0f} s")
+                    self._conn = None
+                    raise HostUnreachable(f"no answer within {timeout + ANSWER_GRACE:.0f} s")
                 else:
                     time.sleep(0.002)
             status = chan.recv_exit_status()
@@ -246,12 +249,20 @@ class SshBackend(Backend):
             # the lock lives as long as this channel: cat ends when we close it or the connection drops
             chan.exec_command(f"mkdir -p {shlex.quote(self.workdir)} && W={who} exec flock -n -E 75 {lock} "
                               "sh -c 'echo \"$W\" > \"$0.who\"; echo LOCKED; exec cat >/dev/null' " + lock)
-            line = b""
+            line, deadline = b"", time.monotonic() + CONNECT_TIMEOUT + ANSWER_GRACE
             while not line.endswith(b"\n") and not (chan.exit_status_ready() and not chan.recv_ready()):
                 if chan.recv_ready():
                     line += chan.recv(1)
+                elif time.monotonic() > deadline:
+                    self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: " \
+                                 "no answer while taking its timing lock"
+                    self._conn = None
+                    break
                 else:
                     time.sleep(0.01)
+            if self._down:
+                yield {}
+                return
             if line.strip() == b"LOCKED":
                 break
             status = chan.recv_exit_status()

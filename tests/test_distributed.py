@@ -1,0 +1,145 @@
+"""Beyond one machine, for real: three SSH hosts (real sshd, each in its own network namespace with its own
+address), a host that stops answering mid-run and comes back, host-key verification, and a Dask LocalCluster
+of two workers whose timings never overlap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lab import results
+from lab.config import Lab
+from lab.report import build_report, errors_in
+
+from . import sshd
+from .conftest import ROOT
+from .html_tables import find
+
+pytestmark = pytest.mark.timeout(900)
+WHY = sshd.available()
+needs_hosts = pytest.mark.skipif(WHY is not None, reason=f"no SSH test hosts: {WHY}")
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    hs = sshd.Hosts(tmp_path_factory.mktemp("ssh"), 3)
+    yield hs
+    hs.close()
+
+
+def lab_cmd(tmp: Path, hs, *args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CIPHERLAB_HOSTS_DIR": str(hs.hosts_dir), "CIPHERLAB_LOCK_DIR": str(tmp / "locks"),
+           **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "lab", *args], cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=800)
+
+
+def run_args(tmp: Path, *extra: str) -> list[str]:
+    return ["run", "--results-dir", str(tmp / "results"), "--build-dir", str(ROOT / "build" / "test-ssh"),
+            "--no-report", "--no-icount", "--no-progress", "--profile", "smoke", *extra]
+
+
+@needs_hosts
+def test_a_run_over_three_hosts_merges_into_one_report(hosts, tmp_path):
+    r = lab_cmd(tmp_path, hosts, *run_args(tmp_path, "--ciphers", "des,idea", "--toolchains", "gcc-O3",
+                                           "--hosts", "h1,h2,h3", "--no-local"))
+    assert r.returncode == 0, r.stderr
+    dirs = results.run_dirs(tmp_path / "results")
+    assert sorted(d.parent.name for d in dirs) == ["h1", "h2", "h3"]  # results/<machine>/<run-id>/
+    assert len({d.name for d in dirs}) == 1  # one run id
+    for d in dirs:
+        meta, cells = results.read_run(d)
+        assert meta.machine["ssh"].startswith("root@10.231.") and meta.machine["cpu_model"]
+        assert {c.status for c in cells} == {"ok"} and len(cells) == 2
+        assert all(c.cell.endswith("@" + d.parent.name) for c in cells)
+    # nothing but the programs, the runner and the vectors went to the host
+    shipped = sorted(p.name for p in (hosts.hosts[0].workdir / "files").rglob("*") if p.is_file())
+    assert set(shipped) <= {"kat", "timing", "cycles", "cipherlab-run", "des.kat", "idea.kat"}
+    html = build_report(Lab(hosts_dir=hosts.hosts_dir), dirs,
+                        results_dir=tmp_path / "results", reports_dir=tmp_path / "reports").read_text()
+    assert not errors_in(html)
+    platforms = [r[0].text for r in find(html, "machines")[0].rows]
+    assert platforms == ["host @ h1", "host @ h2", "host @ h3"]
+    assert len(find(html, "a1")) == 3  # a NIST table per machine, never averaged together
+
+
+@needs_hosts
+def test_an_unknown_host_key_is_refused_unless_accepted(hosts, tmp_path):
+    (tmp_path / "hosts").mkdir()
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    h = hosts.hosts[0]
+    (tmp_path / "hosts" / "newbox.yaml").write_text(
+        f"address: {h.address}\nuser: root\nidentity_file: {hosts.key}\ntarget: host\nworkdir: {h.workdir}\n"
+        f"known_hosts: {empty}\n")
+    env = {"CIPHERLAB_HOSTS_DIR": str(tmp_path / "hosts")}
+    args = run_args(tmp_path, "--ciphers", "des", "--toolchains", "gcc-O3", "--hosts", "newbox", "--no-local")
+    r = lab_cmd(tmp_path, hosts, *args, env_extra=env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "its key is not in" in r.stderr and "--accept-new-host-keys" in r.stderr
+    r = lab_cmd(tmp_path, hosts, *args, "--accept-new-host-keys", env_extra=env)
+    assert r.returncode == 0, r.stderr
+    assert h.address in empty.read_text()  # remembered: the next contact is verified
+
+
+@needs_hosts
+def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_them(hosts, tmp_path):
+    args = run_args(tmp_path, "--ciphers", "des,idea,rc6,3des", "--toolchains", "gcc-O3,clang-O3",
+                    "--hosts", "h1,h2", "--no-local", "--timeout", "8", "--jobs", "1")
+    env = {**os.environ, "CIPHERLAB_HOSTS_DIR": str(hosts.hosts_dir), "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
+    p = subprocess.Popen([sys.executable, "-m", "lab", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    h2 = hosts.hosts[1]
+    seen = []
+    try:
+        for line in p.stderr:  # the stage lines: cut h2's link once it measures
+            seen.append(line)
+            if "measure:" in line and "on h2" in line:
+                time.sleep(1.0)
+                h2.down()  # the machine stops answering in the middle of its measurements
+                break
+        out, err = p.communicate(timeout=600)
+        err = "".join(seen) + err
+    finally:
+        h2.up()
+    assert p.returncode == 1, err  # red (unreachable) cells, the rest of the run done
+    (d2,) = (tmp_path / "results" / "h2").iterdir()
+    (d1,) = (tmp_path / "results" / "h1").iterdir()
+    _, c2 = results.read_run(d2)
+    unreachable = [c for c in c2 if c.status == "unreachable"]
+    assert unreachable and all("h2 (10.231.2.2:22) unreachable" in c.reason for c in unreachable)
+    _, c1 = results.read_run(d1)
+    assert {c.status for c in c1} == {"ok"} and len(c1) == 8
+    r = subprocess.run([sys.executable, "-m", "lab", "run", "--resume", "--results-dir", str(tmp_path / "results"),
+                        "--build-dir", str(ROOT / "build" / "test-ssh"), "--no-report", "--no-progress"],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    meta, c2 = results.read_run(d2)
+    assert sorted(c.cell for c in c2) == sorted(meta.cells_planned)  # each once, none lost
+    assert {c.status for c in c2} == {"ok"} and meta.status == "finished"
+
+
+def test_a_dask_local_cluster_of_two_workers_never_overlaps_timings(tmp_path):
+    pytest.importorskip("distributed", reason="the optional Dask extra: pip install -e '.[distributed]'")
+    from lab.progress import Progress
+    from lab.run import RunRequest, run
+
+    os.environ["CIPHERLAB_LOCK_DIR"] = str(tmp_path / "locks")
+    try:
+        out = run(Lab(), RunRequest(ciphers=["des", "idea", "rc6", "twofish"], toolchains=["gcc-O3", "clang-O3"],
+                                    profile="smoke", executor="dask", icount=False, results_dir=tmp_path / "results",
+                                    build_dir=ROOT / "build" / "test-dask"), Progress(0, "quiet"))
+    finally:
+        del os.environ["CIPHERLAB_LOCK_DIR"]
+    assert out.counts == {"ok": 10}
+    _, cells = results.read_run(out.run_dir)
+    spans = sorted((p.started, p.started + p.seconds, c.cell) for c in cells
+                   for p in [*c.measurement.timing, *c.measurement.cycles])
+    assert len(spans) == 10 * 2 * 2
+    for (s1, e1, a), (s2, e2, b) in zip(spans, spans[1:]):
+        assert e1 <= s2, f"timings overlap: {a} until {e1}, {b} from {s2}"
