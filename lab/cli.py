@@ -130,6 +130,16 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("profile", "measurement profile (default: the matrix's)"),
                 Opt("out", "JSON file to write (default bench/results/peers-DATE.json)"),
                 DEBUG), invoke="bench.peers"),
+    Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
+            "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
+            invoke="bench.faults"),
+    Command("bench-scale", "the container matrix serially and on a two-worker Dask LocalCluster: wall times",
+            "bench_scale", (
+                Opt("ciphers", "comma list (default: every cipher)", "csv"),
+                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
+                Opt("targets", "comma list (default x86_64,sparc64,mips64)", "csv"),
+                Opt("profile", "measurement profile (default: the matrix's)"),
+                Opt("out", "JSON file to write"), DEBUG), invoke="bench.scale"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

@@ -223,3 +223,17 @@ def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:
 
     peers.bench(_lab(), ciphers, toolchains, profile, Path(out) if out else None)
     return 0
+
+
+def bench_faults(out=None) -> int:
+    from .bench import faults
+
+    doc = faults.bench(_lab(), Path(out) if out else None)
+    return 0 if all(r["lost"] in (0, None) for r in doc["rows"]) else EXIT_FAILED
+
+
+def bench_scale(ciphers=None, toolchains=None, targets=None, profile=None, out=None) -> int:
+    from .bench import scale
+
+    scale.bench(_lab(), ciphers, toolchains, targets, profile, Path(out) if out else None)
+    return 0

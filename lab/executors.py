@@ -67,7 +67,7 @@ def prepare_task(spec: GroupSpec, cell, want_icount: bool, counts_dir: str):
     built = build_stage(builder, [cell], want_icount, lambda c, f: finals.append(f))
     if finals:
         return "final", finals[0]
-    gated = verify_stage(backend, built, 1, lambda c, f: finals.append(f))
+    gated = verify_stage(backend, built, 1, lambda c, f: finals.append(f), builder.build_dir / "kat-cache")
     if finals:
         return "final", finals[0]
     (b, v, seconds), = gated

@@ -176,6 +176,7 @@ class RunMeta(Model):
     system: dict[str, Any] = {}
     status_counts: dict[str, int] = {}
     tsc_hz_measured: float | None = None
+    stage_seconds: dict[str, float] = {}  # wall time of each stage of the (last) run of this folder
     lab_version: str = ""
     tag: str = ""
     options: dict[str, Any] = {}

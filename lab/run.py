@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import signal
 import threading
@@ -205,19 +206,41 @@ def build_stage(builder: Builder, cells: list[Cell], want_icount: bool,
     return built
 
 
+def _verdict_key(b: Built, backend: Backend) -> str:
+    h = hashlib.sha256(b.program("kat").read_bytes())
+    for f in b.cell.impl.vector_files:
+        h.update(Path(f).read_bytes())
+    h.update(json.dumps([b.cell.target.name, backend.describe().get("host") or system.machine_id(),
+                         backend.image_id(b.cell.target), sorted(dict(b.cell.impl.checksums).items()),
+                         sorted(b.cell.impl.env)]).encode())
+    return h.hexdigest()[:32]
+
+
 def _package_for(exe: str, cell: Cell) -> str:
     if exe.startswith(cell.target.triple + "-"):
         return f"gcc-{cell.target.triple} (or build in the target's container: --backend container)"
     return {"g++": "g++", "clang++": "clang", "clang": "clang", "gcc": "gcc"}.get(exe, cell.toolchain.package)
 
 
-def verify_stage(backend: Backend, built: list[Built], jobs: int,
-                 on_final: Callable[[Cell, Final], None]) -> list[tuple[Built, Verdict, float]]:
-    """The known-answer gate of every built cell (in parallel), then checksum agreement between builds."""
+def verify_stage(backend: Backend, built: list[Built], jobs: int, on_final: Callable[[Cell, Final], None],
+                 cache: Path | None = None) -> list[tuple[Built, Verdict, float]]:
+    """The known-answer gate of every built cell (in parallel), then checksum agreement between builds.
+
+    A passing verdict is remembered in `cache` under a hash of the program's bytes, the vectors' bytes, the
+    target and the machine (or image) it ran on: the same binary on the same machine proves the same answers,
+    so a re-run skips the gate of what did not change."""
     def gate(b: Built) -> tuple[Built, Verdict, float]:
         t0 = time.perf_counter()
+        key = _verdict_key(b, backend) if cache else None
+        if key and (cache / f"{key}.json").exists():
+            v = Verdict(**json.loads((cache / f"{key}.json").read_text()))
+            v.checksums = {int(k): x for k, x in v.checksums.items()}
+            return b, v, 0.0
         v = run_kat(backend, b.program("kat"), b.cell.impl, b.cell.target, b.cell.profile.timeout_seconds,
                     env=dict(b.cell.impl.env))
+        if key and v.ok:
+            cache.mkdir(parents=True, exist_ok=True)
+            (cache / f"{key}.json").write_text(json.dumps(dataclasses.asdict(v)))
         return b, v, round(time.perf_counter() - t0, 3)
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
@@ -385,6 +408,7 @@ class MachineRun:
     engine: str = "auto"
     counts: Counter = field(default_factory=Counter)
     kat_seconds: dict[str, float] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
     status: str = "interrupted"
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -492,7 +516,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             if g.counts.get("unreachable") and g.status == "finished":
                 g.status = "interrupted"  # not finished: --resume retries the cells of the unreachable host
             try:
-                g.writer.close(g.status, status_counts=dict(g.counts),
+                g.writer.close(g.status, status_counts=dict(g.counts), stage_seconds=g.stage_seconds,
                                system={**g.writer.meta.system, **after.since(before)},
                                tsc_hz_measured=_tsc_rate(g.writer.dir))
             except RunError as e:
@@ -528,19 +552,29 @@ def run_stages(lab: Lab, g: MachineRun, req: RunRequest, jobs: int, build_dir: P
             g.final(cell, Final("unreachable", g.backend.down))
     live = [c for c in g.todo if not c.unavailable and not g.backend.down]
     where = f" on {g.host}" if g.host else ""
+    clock = time.monotonic()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        g.stage_seconds[stage] = round(time.monotonic() - clock, 1)
+        clock = time.monotonic()
+
     g.ui.stage(f"build: {len(live)} cells{where}, {jobs} jobs")
     built = build_stage(g.builder, live, req.icount, g.final)
+    lap("build")
     g.backend.cancel.check()
     g.ui.stage(f"verify: {len(built)} cells{where}")
     gated = []
-    for b, v, seconds in verify_stage(g.backend, built, jobs, g.final):
+    for b, v, seconds in verify_stage(g.backend, built, jobs, g.final, g.builder.build_dir / "kat-cache"):
         g.kat_seconds[b.cell.id] = seconds
         gated.append((b, v))
+    lap("verify")
     g.backend.cancel.check()
     counted: dict = {}
     if req.icount:
         g.ui.stage(f"instruction counts: {len(gated)} cells{where}")
         counted = icount_stage(g.backend, gated, build_dir / "icount", jobs)
+        lap("icount")
         g.backend.cancel.check()
     waiting = []
     for b, v in gated:
@@ -563,6 +597,7 @@ def run_stages(lab: Lab, g: MachineRun, req: RunRequest, jobs: int, build_dir: P
         with g.backend.timing_lock(g.writer.meta.run_id, wait=not req.no_wait, say=g.ui.note):
             measure_stage(g.backend, [(b, v) for b, v, _, _ in waiting], g.cpu, measured,
                           lambda cell, n: g.ui.stage(f"  measure {cell.id}: process {n}"))
+        lap("measure")
     g.status = "finished"
 
 

@@ -108,7 +108,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
            "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
            "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()}}
     say(format_summary(doc))
-    out = out or lab.root / "bench" / "results" / f"repeatability-{doc['date'][:10]}.json"
+    out = out or lab.root / "bench" / "results" / f"repeatability-{doc['date'][:16].replace(':', '')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
     say(f"stored: {out}")
