@@ -144,6 +144,10 @@ def plan_run(lab: Lab, req: RunRequest):
                 from .errors import unknown_name
                 raise unknown_name(key[:-1], n, table)
     cells = expand(lab, m, str(req.matrix or "matrix.yaml"))
+    missing = sorted({str(f) for c in cells if not c.unavailable for f in c.impl.vector_files if not Path(f).exists()})
+    if missing:
+        raise UsageError(f"known-answer file {missing[0]} does not exist ({len(missing)} missing): the shared/ "
+                         f"folder (../shared/vectors) must sit beside the checkout ({lab.root})")
     if req.timeout:
         cells = [c.with_timeout(req.timeout) for c in cells]
     if not cells:

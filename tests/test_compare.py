@@ -16,6 +16,7 @@ from .conftest import ROOT
 def _checkout_with_an_O0_toolchain(tmp):
     root = tmp / "checkout"
     root.mkdir()
+    (tmp / "shared").symlink_to(ROOT.parent / "shared")  # the vectors beside the checkout
     for name in ("c_src", "targets", "profiles", "dockerfiles", "matrix.yaml"):
         (root / name).symlink_to(ROOT / name)
     shutil.copytree(ROOT / "toolchains", root / "toolchains")
