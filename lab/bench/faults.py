@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import results, system
 from ..config import Lab
+from . import store
 
 SLOW = "ciphers: [des, 3des, idea, rc6, twofish, serpent]\ntoolchains: [gcc-O3, clang-O3]\nprofile: smoke\n"
 
@@ -219,10 +220,7 @@ def bench(lab: Lab, out: Path | None = None, say=print) -> dict:
     doc = {"format": "cipherlab-bench-faults", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "machine": system.machine(), "rows": rows}
     say(format_table(rows))
-    out = out or lab.root / "bench" / "results" / f"faults-{doc['date'][:10]}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    say(f"stored: {out}")
+    store(lab.root, doc, "faults", out, say)
     return doc
 
 

@@ -9,12 +9,12 @@ fastest peer, as the ratio of costs (below 1: ours is faster) with its interval.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import results, system
 from ..config import Lab
+from . import store
 from ..report.analysis import versus_libraries
 from ..run import RunRequest, run
 
@@ -30,10 +30,8 @@ def bench(lab: Lab, ciphers=None, toolchains=None, profile=None, out: Path | Non
     doc = {"format": "cipherlab-bench-peers", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "machine": system.machine(), "run": str(o.run_dir.relative_to(lab.root)), "counts": o.counts, "rows": rows}
     say(format_table(rows))
-    out = out or lab.root / "bench" / "results" / f"peers-{doc['date'][:10]}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    say(f"run: {o.run_dir}\nstored: {out}")
+    say(f"run: {o.run_dir}")
+    store(lab.root, doc, "peers", out, say)
     return doc
 
 

@@ -11,7 +11,6 @@ p90 <= 3 %, max <= 10 %, tau >= 0.95.  The figures are printed and stored as JSO
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +21,7 @@ from scipy.stats import kendalltau
 
 from .. import results, system
 from ..config import Lab
+from . import store
 from ..run import RunRequest, run
 
 KINDS = {
@@ -108,10 +108,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
            "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
            "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()}}
     say(format_summary(doc))
-    out = out or lab.root / "bench" / "results" / f"repeatability-{doc['date'][:16].replace(':', '')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    say(f"stored: {out}")
+    store(lab.root, doc, "repeatability", out, say)
     return doc
 
 

@@ -8,7 +8,6 @@ pay the same builds.  Prints the wall time of each and the speed-up, stores JSON
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from datetime import datetime, timezone
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from .. import system
 from ..config import Lab
+from . import store
 from ..run import RunRequest, run
 
 TARGETS = ["x86_64", "sparc64", "mips64"]
@@ -41,8 +41,5 @@ def bench(lab: Lab, ciphers=None, toolchains=None, targets=None, profile=None, o
     for r in rows:
         say(f"  {r['executor']:<6} {r['seconds']:7.1f} s  {r['cells']} cells  {r['counts']}")
     say(f"  speed-up of the two-worker cluster over the serial run: {doc['speedup']}x")
-    out = out or lab.root / "bench" / "results" / f"scale-{doc['date'][:10]}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    say(f"stored: {out}")
+    store(lab.root, doc, "scale", out, say)
     return doc
