@@ -140,6 +140,9 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("targets", "comma list (default x86_64,sparc64,mips64)", "csv"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
                 Opt("out", "JSON file to write"), DEBUG), invoke="bench.scale"),
+    Command("bench-mutation", "the mutation score of the modules that compute numbers (mutmut; long)",
+            "bench_mutation", (Opt("jobs", "mutants tested at once (default: the core count)", "int"),
+                               Opt("out", "JSON file to write"), DEBUG), invoke="bench.mutation"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

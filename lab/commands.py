@@ -237,3 +237,10 @@ def bench_scale(ciphers=None, toolchains=None, targets=None, profile=None, out=N
 
     scale.bench(_lab(), ciphers, toolchains, targets, profile, Path(out) if out else None)
     return 0
+
+
+def bench_mutation(jobs=None, out=None) -> int:
+    from .bench import mutation
+
+    mutation.bench(_lab(), Path(out) if out else None, jobs)
+    return 0

@@ -1,0 +1,57 @@
+"""invoke bench.mutation: the mutation score of the modules that compute numbers.
+
+Runs mutmut (PyPI) over the modules named in pyproject.toml's [tool.mutmut] (statistics, quantities, results,
+compare, the report's tables, analysis and 1999 comparison) with the tests that check numbers (test_stats,
+test_values, test_compare_units): every mutant is a small deliberate bug; a test must fail for it.  Prints per
+module killed / survived and the line ``mutation score: K/N killed (P %)``, and writes every mutant's status
+(and the diff of every survivor) as JSON.  Survivors that are equivalent are listed with the reason in
+docs/testing.md.  Not in CI: it takes long (the README says how long).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import system
+from ..config import Lab
+from . import store
+
+KILLED = {"killed", "timeout"}
+
+
+def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, say=print) -> dict:
+    mutmut = shutil.which("mutmut") or str(Path(sys.executable).parent / "mutmut")
+    env = {**os.environ, "CIPHERLAB_ROOT": str(lab.root)}  # the mutated copy reads the checkout's data
+    shutil.rmtree(lab.root / "mutants", ignore_errors=True)
+    t0 = time.monotonic()
+    subprocess.run([mutmut, "run", "--max-children", str(jobs or os.cpu_count() or 1)], cwd=lab.root, env=env,
+                   stdout=subprocess.DEVNULL)
+    seconds = time.monotonic() - t0
+    listing = subprocess.run([mutmut, "results", "--all", "true"], cwd=lab.root, env=env, capture_output=True,
+                             text=True).stdout
+    statuses = dict(re.findall(r"^\s*(\S+__mutmut_\d+): (.+)$", listing, re.M))
+    per_module: dict[str, Counter] = defaultdict(Counter)
+    for name, status in statuses.items():
+        per_module[name.split(".x")[0].rsplit(".x", 1)[0] if ".x" in name else name][status] += 1
+    survivors = {n: subprocess.run([mutmut, "show", n], cwd=lab.root, env=env, capture_output=True,
+                                   text=True).stdout for n, s in statuses.items() if s not in KILLED}
+    killed = sum(1 for s in statuses.values() if s in KILLED)
+    doc = {"format": "cipherlab-bench-mutation", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "machine": system.machine(), "seconds": round(seconds), "total": len(statuses), "killed": killed,
+           "score": killed / len(statuses) if statuses else 0.0,
+           "modules": {m: dict(c) for m, c in sorted(per_module.items())}, "statuses": statuses,
+           "survivors": survivors}
+    for m, c in sorted(per_module.items()):
+        k = sum(v for s, v in c.items() if s in KILLED)
+        say(f"  {m:<28} killed {k:5d}  survived {sum(c.values()) - k:5d}  ({dict(c)})")
+    say(f"mutation score: {killed}/{len(statuses)} killed ({100 * doc['score']:.1f} %) in {seconds / 60:.0f} min")
+    store(lab.root, doc, "mutation", out, say)
+    return doc
