@@ -76,7 +76,7 @@ def kill_and_resume(s: Scenario) -> dict:
     p = s.start(s.args(SLOW, None, "--jobs", "1"))
     d = s.wait_cells(p, s.tmp / "results", 3)
     p.send_signal(signal.SIGKILL)
-    p.wait()
+    p.communicate()
     before = (d / "cells.jsonl").read_text().count("\n")
     r = s.lab_run(s.args(SLOW, None, "--resume"))
     return {"fault": "SIGKILL of the lab mid-run, then --resume",
@@ -134,6 +134,8 @@ def missing_compiler(s: Scenario) -> dict:
         if not (root / name).exists():
             (root / name).symlink_to(s.lab.root / name)
     shutil.copytree(s.lab.root / "toolchains", root / "toolchains", dirs_exist_ok=True)
+    if not (s.tmp / "shared").exists():
+        (s.tmp / "shared").symlink_to(s.lab.shared)
     (root / "toolchains" / "gcc-missing.yaml").write_text(
         "description: a compiler this machine lacks\ninherits: gcc-O3\ncc: gcc-99-nonexistent\npackage: gcc-99\n")
     where = s.tmp / "results-cc"
