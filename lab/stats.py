@@ -23,7 +23,7 @@ half-width that the adaptive sampling compares with the profile's target.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -43,9 +43,6 @@ class Summary:
     n: int  # samples kept (within 3 sd of the median)
     n_total: int
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 def nist_summary(xs: Sequence[float]) -> Summary:
     """NIST's reduction: mean of the samples within 3 sd of the median (sd with divisor n-1)."""
@@ -56,17 +53,6 @@ def nist_summary(xs: Sequence[float]) -> Summary:
     sd = float(np.std(a, ddof=1)) if a.size > 1 else 0.0
     kept = a[np.abs(a - med) <= 3 * sd]
     return Summary(float(kept.mean()), med, sd, float(a.min()), float(a.max()), int(kept.size), int(a.size))
-
-
-# ------------------------------------------------------------ unit conversions
-def kbit_per_s(ns_per_block: float, block_bits: int) -> float:
-    """Kbit/s from ns per block (1 Kbit = 1000 bits, as the 1999 tables: 8 Mbit in 0.5 s = 16777.2)."""
-    return block_bits / ns_per_block * 1e6
-
-
-def keys_per_s(ns_per_pair: float) -> float:
-    """Keys/s from ns per key pair, where a key is the mean of one encryption and one decryption key setup."""
-    return 2e9 / ns_per_pair
 
 
 # ------------------------------------------------------------ headline estimate
@@ -85,10 +71,6 @@ class Estimate:
         if not (math.isfinite(self.ci_low) and math.isfinite(self.ci_high)) or self.estimate <= 0:
             return math.inf
         return (self.ci_high - self.ci_low) / 2 / self.estimate
-
-    def scaled(self, factor: float) -> "Estimate":
-        return Estimate(self.estimate * factor, self.ci_low * factor, self.ci_high * factor, self.estimator,
-                        self.processes, self.confidence)
 
     def inverted(self, work: float) -> "Estimate":
         """The estimate of work / x (a rate from a time): the interval's ends swap."""
@@ -157,7 +139,9 @@ def compare(a: Sequence[float], b: Sequence[float], estimator: str = "min", conf
     1 +- threshold (the noise a repeated run shows), else "no change"."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     ea, eb = estimate(xa, estimator, confidence).estimate, estimate(xb, estimator, confidence).estimate
-    ratio = eb / ea if ea else math.nan
+    if not ea > 0:  # against nothing: no ratio, no verdict
+        return Comparison(math.nan, math.nan, math.nan, 1.0, "no change")
+    ratio = eb / ea
     stat = np.min if estimator == "min" else np.median
     if xa.size >= 2 and xb.size >= 2 and not (np.ptp(xa) == 0 and np.ptp(xb) == 0):
         ci = sps.bootstrap((np.sort(xa), np.sort(xb)), lambda u, v, axis=-1: stat(v, axis=axis) / stat(u, axis=axis),

@@ -36,17 +36,6 @@ def test_nist_summary_of_one_sample_and_of_none():
         stats.nist_summary([])
 
 
-def test_kbit_per_s_matches_the_1999_tables():
-    # 65536 blocks of 128 bits in 0.5 s is DJGPP's 16777.2 Kbit/s (1 Kbit = 1000 bits): 0.5e9/65536 ns per block
-    assert stats.kbit_per_s(0.5e9 / 65536, 128) == pytest.approx(16777.216)
-    assert stats.kbit_per_s(1000.0, 64) == pytest.approx(64_000)  # 64 bits per microsecond
-
-
-def test_keys_per_s_counts_one_key_as_the_mean_of_a_pair():
-    # a pair (one encryption + one decryption key) every 100 ns: 2 keys per 100 ns = 20 million keys/s
-    assert stats.keys_per_s(100.0) == pytest.approx(2e7)
-
-
 # ----------------------------------------------------------- headline estimate
 def test_min_estimate_is_the_best_process_and_its_interval_reaches_up():
     e = stats.estimate([105.0, 100.0, 130.0, 101.0, 103.0, 99.0, 150.0, 102.0], "min")
@@ -198,3 +187,65 @@ def test_compare_finds_a_known_factor_and_calls_noise_no_change():
     assert tiny.verdict == "no change"
     faster = stats.compare(a, 0.5 * a)
     assert faster.verdict == "faster" and faster.ratio == pytest.approx(0.5)
+
+
+def _bootstrap_ratio(a, b, stat, confidence=0.95):
+    ci = sps.bootstrap((np.sort(a), np.sort(b)), lambda u, v, axis=-1: stat(v, axis=axis) / stat(u, axis=axis),
+                       confidence_level=confidence, method="percentile", n_resamples=4999, vectorized=True,
+                       rng=np.random.default_rng(1999)).confidence_interval
+    return ci.low, ci.high
+
+
+@pytest.mark.parametrize("estimator,stat", [("min", np.min), ("median", np.median)])
+def test_compare_computes_ratio_interval_and_p_value_from_their_definitions(estimator, stat):
+    rng = np.random.default_rng(5)
+    a = list(rng.permutation(100 + rng.gamma(2.0, 3.0, 9)))  # unsorted: the interval must not depend on order
+    b = list(rng.permutation(112 + rng.gamma(2.0, 3.0, 8)))
+    c = stats.compare(a, b, estimator)
+    assert c.ratio == pytest.approx(stat(b) / stat(a), rel=1e-12)
+    low, high = _bootstrap_ratio(a, b, stat)
+    assert (c.ci_low, c.ci_high) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+    assert c.p_value == pytest.approx(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue, rel=1e-12)
+    assert c.verdict == "slower"
+    wide = stats.compare(a, b, estimator, confidence=0.99)
+    assert (wide.ci_low, wide.ci_high) == (pytest.approx(_bootstrap_ratio(a, b, stat, 0.99)[0], rel=1e-12),
+                                           pytest.approx(_bootstrap_ratio(a, b, stat, 0.99)[1], rel=1e-12))
+    assert wide.ci_low < c.ci_low and wide.ci_high > c.ci_high
+    # a speed: higher is better, the same ratio is "faster"
+    assert stats.compare(a, b, estimator, higher_is_better=True).verdict == "faster"
+    assert stats.compare(b, a, estimator, higher_is_better=True).verdict == "slower"
+    assert stats.compare(b, a, estimator).verdict == "faster"
+
+
+def test_compare_verdict_needs_significance_and_a_ratio_beyond_the_threshold():
+    a, b = [4.0, 4.1, 4.2, 4.3], [5.0, 5.1, 5.2, 5.3]
+    p = sps.mannwhitneyu(a, b, alternative="two-sided").pvalue
+    assert stats.compare(a, b).verdict == "slower"
+    assert stats.compare(a, b, alpha=p).verdict == "no change"  # p must be below alpha, not equal
+    assert stats.compare(a, b, alpha=p * 1.0001).verdict == "slower"
+    # ratio 1.25 exactly: beyond a threshold of 0.24, not beyond 0.25
+    assert stats.compare(a, b, threshold=0.24).verdict == "slower"
+    assert stats.compare(a, b, threshold=0.25).verdict == "no change"
+    assert stats.compare(a, b, threshold=0.26).verdict == "no change"
+    assert stats.compare([4.0, 4.0, 4.0], [3.0, 3.0, 3.0], threshold=0.25).verdict == "no change"  # |0.75 - 1|
+    assert stats.compare([4.0, 4.0, 4.0], [3.0, 3.0, 3.0], threshold=0.24).verdict == "faster"
+
+
+def test_compare_of_constant_and_single_values():
+    same = stats.compare([5.0, 5.0, 5.0], [5.0, 5.0])
+    assert (same.ratio, same.ci_low, same.ci_high, same.p_value, same.verdict) == (1.0, 1.0, 1.0, 1.0, "no change")
+    moved = stats.compare([5.0, 5.0, 5.0], [6.0, 6.0])
+    assert (moved.ratio, moved.ci_low, moved.ci_high, moved.p_value, moved.verdict) == (1.2, 1.2, 1.2, 0.0, "slower")
+    one = stats.compare([5.0], [6.0, 6.5])  # one process cannot show significance
+    assert (one.ratio, one.p_value, one.verdict) == (1.2, 1.0, "no change") and one.ci_low == one.ci_high == 1.2
+    other = stats.compare([5.0, 5.5], [6.0])
+    assert (other.p_value, other.verdict) == (1.0, "no change")
+    # a spread only on one side still bootstraps and tests
+    half = stats.compare([5.0, 5.0, 5.0, 5.0], [6.0, 6.1, 6.2, 6.3])
+    assert half.p_value == pytest.approx(sps.mannwhitneyu([5.0] * 4, [6.0, 6.1, 6.2, 6.3]).pvalue)
+    assert half.ci_high > half.ci_low
+
+
+def test_compare_against_zero_is_undefined():
+    c = stats.compare([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    assert all(math.isnan(x) for x in (c.ratio, c.ci_low, c.ci_high)) and (c.p_value, c.verdict) == (1.0, "no change")
