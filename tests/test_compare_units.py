@@ -64,3 +64,110 @@ def test_exact_counts_compare_without_a_test(tmp_path):
     t = compare.compare_frames(a, b, "cell", "A", "B", metrics=["insn_encrypt_per_block"])
     (r,) = t.rows
     assert r.speedup == pytest.approx(0.5) and r.verdict == "slower" and r.a == 300 and r.b == 600
+
+
+def _expected(a, b, threshold, metrics=None):
+    """compare_frames's rows computed here from the definitions, one per quantity both runs measured."""
+    import numpy as np
+
+    from lab import stats
+
+    def sel(df):
+        df = df[df.metric.isin(metrics or compare.DEFAULT_METRICS) & (df.status == "ok") & df.estimate.notna()]
+        return df if metrics else df[~df.metric.str.endswith("per_block") | (df.n_blocks == 128)]
+
+    out = {}
+    for _, x in sel(a).iterrows():
+        y = sel(b)
+        y = y[(y.cell == x.cell) & (y.metric == x.metric) & (y.key_size == x.key_size)
+              & ((y.n_blocks == x.n_blocks) | (y.n_blocks.isna() & np.isnan(x.n_blocks)))]
+        if y.empty:
+            continue
+        y = y.iloc[0]
+        c = stats.compare(list(x.per_process), list(y.per_process), x.estimator, threshold=threshold)
+        out[(x.cell, x.metric, x.key_size, 0 if np.isnan(x.n_blocks) else x.n_blocks)] = (x, y, c)
+    return out
+
+
+def test_every_row_of_a_comparison_from_its_definition(tmp_path):
+    a = _run(tmp_path / "a", {"rc6": 1.0, "des": 1.0, "idea": 1.0, "mars": 1.0})
+    b = _run(tmp_path / "b", {"rc6": 1.25, "des": 0.5, "idea": 1.01, "mars": 0.9})
+    b.loc[b.cell.str.startswith("mars/"), "status"] = "crashed"  # a failed cell is not compared
+    b.loc[(b.cell.str.startswith("idea/")) & (b.metric == "ekey"), "estimate"] = float("nan")  # nor a missing value
+    t = compare.compare_frames(a, b, "cell", "A", "B", threshold=0.05)
+    assert (t.a, t.b, t.threshold) == ("A", "B", 0.05)
+    want = _expected(a, b, 0.05)
+    def nb(r):
+        return 0 if r.n_blocks is None or math.isnan(r.n_blocks) else r.n_blocks
+
+    keys = [(r.item, r.metric, r.key_size, nb(r)) for r in t.rows]
+    assert keys == sorted(want) and len(keys) == 3 * 7 - 1  # 3 cells x (3 speeds, ekey, dkey, Enc/Dec-128)
+    for r in t.rows:
+        x, y, c = want[(r.item, r.metric, r.key_size, nb(r))]
+        assert (r.unit, r.a, r.b) == (x.unit, x.estimate, y.estimate)
+        assert r.speedup == pytest.approx(1 / c.ratio, rel=1e-12)
+        assert (r.ci_low, r.ci_high) == (pytest.approx(1 / c.ci_high, rel=1e-12), pytest.approx(1 / c.ci_low, rel=1e-12))
+        assert (r.p_value, r.verdict) == (c.p_value, c.verdict)
+        # a speed up means a larger speed, or a smaller cost
+        orient = y.estimate / x.estimate if r.metric.endswith("speed") else x.estimate / y.estimate
+        assert r.speedup == pytest.approx(orient, rel=1e-9)
+    verdicts = {(r.item.split("/")[0], r.metric): r.verdict for r in t.rows}
+    assert verdicts[("rc6", "encrypt_speed")] == "slower" and verdicts[("des", "encrypt_per_block")] == "faster"
+    assert verdicts[("idea", "encrypt_speed")] == "no change"
+    # asked for by name, every block count of a per-block cost is compared
+    t2 = compare.compare_frames(a, b, "cell", "A", "B", metrics=["encrypt_per_block"])
+    assert sorted({r.n_blocks for r in t2.rows}) == [1.0, 16.0, 128.0] and len(t2.rows) == 3 * 3
+
+
+def test_a_value_without_samples_compares_exactly_against_the_threshold(tmp_path):
+    a = _run(tmp_path / "a", {"rc6": 1.0})
+    b = _run(tmp_path / "b", {"rc6": 1.0})
+    enc = (b.metric == "encrypt_speed")
+    b.loc[enc, "estimate"] = a.loc[a.metric == "encrypt_speed", "estimate"].iloc[0] * 1.25
+    b.loc[enc, "per_process"] = None  # e.g. a version-1 run: no per-process values
+    dec = (b.metric == "decrypt_speed")
+    b.loc[dec, "estimate"] = a.loc[a.metric == "decrypt_speed", "estimate"].iloc[0] * 0.75
+    b.loc[dec, "per_process"] = None
+    rows = {r.metric: r for r in compare.compare_frames(a, b, "cell", "A", "B", threshold=0.25).rows}
+    e, d = rows["encrypt_speed"], rows["decrypt_speed"]
+    assert (e.speedup, e.ci_low, e.ci_high, e.p_value, e.verdict) == (1.25, 1.25, 1.25, 1.0, "no change")
+    assert (d.speedup, d.p_value, d.verdict) == (0.75, 1.0, "no change")
+    rows = {r.metric: r for r in compare.compare_frames(a, b, "cell", "A", "B", threshold=0.2).rows}
+    assert (rows["encrypt_speed"].verdict, rows["encrypt_speed"].p_value) == ("faster", 0.0)
+    assert (rows["decrypt_speed"].verdict, rows["decrypt_speed"].p_value) == ("slower", 0.0)
+    assert rows["encrypt_speed"].unit == "Kbit/s"
+
+
+def test_toolchains_baseline_names_and_every_other_toolchain(tmp_path):
+    cells = [synth.cell("rc6", "ref", tc, key_sizes=(128,), timing=_timing(100.0 * f, 400.0), cycles=_cycles(250.0 * f))
+             for tc, f in (("gcc-O3", 1.0), ("clang-O3", 0.8), ("gcc-O2", 1.25))]
+    df = results.load(synth.write_run(tmp_path, cells))
+    t = compare.compare_toolchains(df, threshold=0.04)
+    assert (t.a, t.b, t.threshold) == ("gcc-O3", "other toolchains", 0.04)
+    enc = {r.item: r for r in t.rows if r.metric == "encrypt_speed"}
+    assert set(enc) == {"rc6/ref@host clang-O3", "rc6/ref@host gcc-O2"}
+    assert enc["rc6/ref@host clang-O3"].speedup == pytest.approx(1.25, rel=1e-3)
+    assert enc["rc6/ref@host gcc-O2"].speedup == pytest.approx(0.8, rel=1e-3)
+    assert len(t.rows) == 2 * 7
+    t = compare.compare_toolchains(df, baseline="clang-O3")
+    enc = {r.item: r for r in t.rows if r.metric == "encrypt_speed"}
+    assert t.a == "clang-O3" and set(enc) == {"rc6/ref@host gcc-O3", "rc6/ref@host gcc-O2"}
+    assert enc["rc6/ref@host gcc-O3"].speedup == pytest.approx(0.8, rel=1e-3)
+    # without gcc-O3 the first toolchain by name is the baseline
+    t = compare.compare_toolchains(df[df.toolchain != "gcc-O3"])
+    assert t.a == "clang-O3" and {r.item for r in t.rows} == {"rc6/ref@host gcc-O2"}
+    with pytest.raises(compare.UserError):
+        compare.compare_toolchains(df.iloc[0:0])
+
+
+def test_counts_and_geomean_of_a_table():
+    rows = [compare.Row("x", "m", 128, None, "u", 1, 1, s, s, s, 1.0, v)
+            for s, v in ((2.0, "faster"), (0.5, "slower"), (1.0, "no change"), (1.0, "no change"))]
+    t = compare.Table("A", "B", 0.03, rows)
+    assert t.counts() == {"faster": 1, "slower": 1, "no change": 2}
+    assert t.geomean == pytest.approx(1.0)
+    t.rows.append(compare.Row("y", "m", 128, None, "u", 1, 1, 8.0, 8, 8, 0.0, "faster"))
+    assert t.geomean == pytest.approx(8 ** 0.2)
+    t.rows.append(compare.Row("z", "m", 128, None, "u", 1, 1, math.nan, 0, 0, 1.0, "no change"))
+    assert t.geomean == pytest.approx(8 ** 0.2)  # undefined ratios are left out
+    assert math.isnan(compare.Table("A", "B", 0.03).geomean)
