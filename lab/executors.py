@@ -89,6 +89,16 @@ def measure_task(spec: GroupSpec, built, verdict, cpu):
     return done[0]
 
 
+def _lost(future) -> str | None:
+    """Why a finished task gave no result (None when it did)."""
+    if future.status != "error":
+        return None
+    e = future.exception()
+    if type(e).__name__ == "KilledWorker":
+        return "the Dask worker running it died, and again on the retry (KilledWorker); --resume runs it again"
+    return f"the Dask task failed: {type(e).__name__}: {e}; --resume runs it again"
+
+
 class DaskExecutor:
     def __init__(self, scheduler: str | None = None, workers: int = 2):
         self.scheduler, self.workers = scheduler, workers
@@ -151,6 +161,10 @@ class DaskExecutor:
             for f in pending:
                 g, cell, prepared = futures.pop(f)
                 g.backend.cancel.check()
+                lost = _lost(f)
+                if lost:  # its worker died twice (or the task raised): the cell is retried by --resume
+                    g.final(cell, Final("unreachable", lost))
+                    continue
                 if prepared is None:
                     kind, value = f.result()
                     if kind == "final":

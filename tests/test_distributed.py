@@ -143,3 +143,58 @@ def test_a_dask_local_cluster_of_two_workers_never_overlaps_timings(tmp_path):
     assert len(spans) == 10 * 2 * 2
     for (s1, e1, a), (s2, e2, b) in zip(spans, spans[1:]):
         assert e1 <= s2, f"timings overlap: {a} until {e1}, {b} from {s2}"
+
+
+def _measuring_worker(build_dir: Path) -> tuple[int, int, str] | None:
+    """(worker pid, program pid, cell's build folder) of a timing or cycles program running from build_dir."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        if argv and str(build_dir).encode() in argv[0] and Path(argv[0].decode()).name in ("timing", "cycles"):
+            return int(stat.rsplit(")", 1)[1].split()[1]), int(d.name), str(Path(argv[0].decode()).parent)
+    return None
+
+
+def test_a_dask_worker_that_dies_mid_measurement_has_its_cell_measured_again(tmp_path):
+    """The worker that holds the timing resource is killed (SIGKILL) while it measures a cell: the scheduler runs
+    the task again on the restarted worker, the cell is measured from the start, and nothing is lost or doubled."""
+    pytest.importorskip("distributed", reason="the optional Dask extra: pip install -e '.[distributed]'")
+    build = ROOT / "build" / "test-dask-death"
+    env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
+    p = subprocess.Popen([sys.executable, "-m", "lab", "run", "--ciphers", "des,idea,rc6", "--toolchains", "gcc-O3",
+                          "--profile", "smoke", "--executor", "dask", "--no-icount", "--no-report", "--no-progress",
+                          "--results-dir", str(tmp_path / "results"), "--build-dir", str(build)],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    deadline = time.monotonic() + 300
+    while killed is None and p.poll() is None and time.monotonic() < deadline:
+        found = _measuring_worker(build)
+        if found:
+            worker, program, cell_dir = found
+            at = time.time()
+            os.kill(worker, 9)  # the worker process, as an OOM kill or a crash would
+            try:
+                os.killpg(program, 9)  # and what it was running
+            except ProcessLookupError:
+                pass
+            killed = worker
+        time.sleep(0.02)
+    out, err = p.communicate(timeout=600)
+    assert killed, f"no measuring program was seen running: {out}{err}"
+    assert p.returncode == 0, err
+    (d,) = results.run_dirs(tmp_path / "results")
+    meta, cells = results.read_run(d)
+    assert sorted(c.cell for c in cells) == sorted(meta.cells_planned)  # each once, none lost, none doubled
+    assert {c.status for c in cells} == {"ok"} and meta.status == "finished"
+    spans = sorted((p.started, p.started + p.seconds) for c in cells
+                   for p in [*c.measurement.timing, *c.measurement.cycles])
+    assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:]))
+    # the cell whose measurement was cut: everything kept of it was measured after the kill (from the start)
+    cipher, impl = Path(cell_dir).parts[-2:]
+    (hit,) = [c for c in cells if c.cell.startswith(f"{cipher}/{impl}@")]
+    assert min(p.started for p in [*hit.measurement.timing, *hit.measurement.cycles]) > at
