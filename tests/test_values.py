@@ -59,6 +59,21 @@ def _cycles(per_block: float) -> list[dict]:
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_svg_rendering():
+    """The numbers are in the tables; the charts are drawn and checked by test_run and test_report_browser.
+    Skipping matplotlib's SVG writer halves the time of a report here (it matters under mutation testing)."""
+    from lab.report import charts
+
+    def svg(fig):
+        charts.plt.close(fig)
+        return "<svg></svg>"
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(charts, "_svg", svg)
+        yield
+
+
 @pytest.fixture(scope="module")
 def _synthetic_once(tmp_path_factory):
     return _build(tmp_path_factory)
