@@ -323,3 +323,113 @@ def test_comparison_section_and_its_verdicts(synthetic, tmp_path):
     assert number(rc6[4].text) == pytest.approx(1 / 1.5, abs=0.01) and rc6[7].text == "slower"
     same = [r for r in cmp.rows if r[0].text == "twofish/ref@gcc-O3@host" and r[1].text == "encrypt_speed 128"][0]
     assert same[7].text == "no change" and number(same[4].text) == pytest.approx(1.0)
+
+
+def test_the_1999_comparison_ranks_only_like_with_like(tmp_path):
+    """Only ok, portable, round-1, hardware-target default implementations are ranked against 1999; each
+    toolchain against the tables it names; cycles relative to the median of the ciphers both sides have."""
+    from lab.report import published
+
+    cells = [synth.cell(c, "ref", display=DISPLAY[c], key_sizes=(128,), timing=_timing(e, k), cycles=_cycles(cy))
+             for c, (e, k, cy) in SPEEDS.items()]
+    decoys = [  # each one, if it were ranked, would take first place
+        synth.cell("serpent", "fast", key_sizes=(128,), default=False, timing=_timing(1.0, 1.0), cycles=_cycles(1.0)),
+        synth.cell("magenta", "ref", target="sparc64", emulated=True, key_sizes=(128,), timing=_timing(1.0, 1.0),
+                   cycles=_cycles(1.0)),
+        synth.cell("des", "ref", round1=False, key_sizes=(128,), timing=_timing(1.0, 1.0), cycles=_cycles(1.0)),
+        synth.cell("mars", "ref", status="kat_failed", key_sizes=(128,), timing=_timing(1.0, 1.0), cycles=_cycles(1.0)),
+        synth.cell("rc6", "hw", impl_class="hardware", default=False, key_sizes=(128,), timing=_timing(1.0, 1.0),
+                   cycles=_cycles(1.0)),
+        synth.cell("twofish", "libx", impl_class="peer", peer_code="portable", default=False, key_sizes=(128,),
+                   timing=_timing(1.0, 1.0), cycles=_cycles(1.0)),
+        synth.cell("rijndael", "ref", "clang-O3", key_sizes=(128,), timing=_timing(1.0, 1.0), cycles=_cycles(1.0)),
+    ]
+    toolchains = {"gcc-O3": synth.toolchain_facts("gcc", ["A.1-7", "A.1-8"]), "clang-O3": synth.toolchain_facts("clang")}
+    run = synth.write_run(tmp_path / "results", cells + decoys, toolchains=toolchains)
+    meta, _ = results.read_run(run)
+    df = results.load(run, tmp_path / "results")
+    got = published.comparison(df, [meta])
+
+    ours = sorted(SPEEDS, key=lambda c: SPEEDS[c][0])  # fastest first
+    t = ref.timing()
+    assert got["unmatched"] == ["clang-O3"]
+    assert [(x["target"], x["toolchain"], x["table"]) for x in got["taus"]] == [("host", "gcc-O3", "A.1-7"),
+                                                                              ("host", "gcc-O3", "A.1-8")]
+    assert got["rank_names"] == ["gcc-O3 on host", "NIST A.1-7", "NIST A.1-8"]
+    for x in got["taus"]:
+        nist = t[(t.table == x["table"]) & (t.metric == "encrypt_speed") & (t.key_size == 128) & (t.variant == "")]
+        theirs = list(nist.sort_values("value", ascending=False).cipher)
+        common = [c for c in ours if c in theirs]
+        want = kendalltau([ours.index(c) for c in common], [theirs.index(c) for c in common])
+        assert x["n"] == len(common) == 5 and x["tau"] == pytest.approx(want.statistic)
+        assert x["heading"] and x["heading"] != x["table"]
+        if x["table"] == "A.1-7":
+            ranks7 = theirs
+    # the rank table: every cipher of either ranking, ours first, sorted by our rank
+    rows = got["table"]
+    assert [r["cipher"] for r in rows][:5] == ours
+    for r in rows:
+        assert r["ranks"]["gcc-O3 on host"] == (ours.index(r["cipher"]) + 1 if r["cipher"] in ours else None)
+        assert r["ranks"]["NIST A.1-7"] == ranks7.index(r["cipher"]) + 1
+    assert len(rows) == len(ranks7) and [r["cipher"] for r in rows][5:] == sorted(set(ranks7) - set(ours))
+    assert all(r["ranks"]["gcc-O3 on host"] is None for r in rows[5:])
+
+    # cycles relative to the median, ours next to NIST's Visual C on the Pentium II and Gladman's C figures
+    c = ref.cycles()
+    vc = c[(c.platform == "pii450-win98") & c.compiler.str.startswith("Visual") & (c.metric == "encrypt_per_block")
+           & (c.n_blocks == 128) & (c.variant == "")].set_index("cipher").value
+    g = ref.gladman()
+    gl = g[(g.metric == "encrypt_per_block") & (g.key_size == 128) & (g.language == "C")
+           & (g.variant.fillna("").astype(str) == "")].groupby("cipher").value.mean()
+    mine = {x: SPEEDS[x][2] for x in SPEEDS}
+    med, vmed = float(np.median(list(mine.values()))), float(np.median([vc[x] for x in mine]))
+    common_g = [x for x in mine if x in gl.index]
+    gmed = float(np.median([gl[x] for x in common_g]))
+    side = got["side"]
+    assert [s["cipher"] for s in side] == sorted(mine, key=lambda x: mine[x])  # by ours / median
+    assert {(s["target"], s["toolchain"]) for s in side} == {("host", "gcc-O3")}
+    for s in side:
+        x = s["cipher"]
+        assert s["ours"] == pytest.approx(mine[x], rel=1e-9) and s["unit"] == "tsc_ticks"
+        assert s["ours_rel"] == pytest.approx(mine[x] / med) and s["nist"] == vc[x]
+        assert s["nist_rel"] == pytest.approx(vc[x] / vmed)
+        assert s["change"] == pytest.approx((mine[x] / med) / (vc[x] / vmed))
+        assert s["gladman_rel"] == (pytest.approx(gl[x] / gmed) if x in gl.index else None)
+
+    # results without the "default" flag (format 1): the fastest implementation stands for its cipher
+    old = df.assign(default=None)
+    old = old[~old.cell.str.startswith("serpent/fast@")]
+    got1 = published.comparison(old, [meta])
+    assert [r["cipher"] for r in got1["table"]][:5] == ours
+    fastest = published.comparison(df.assign(default=None), [meta])
+    assert [r["cipher"] for r in fastest["table"]][0] == "serpent"  # its "fast" implementation now stands for it
+
+
+def test_a_shown_number_and_its_hover_text_exactly():
+    import pandas as pd
+
+    from lab.report import tables
+
+    base = dict(unit="tsc_ticks", below_resolution=False, bound=None, estimate=1234.567, estimator="min",
+                ci_low=1200.0, ci_high=1250.5, processes=7, precision=0.0203, precision_target=0.02, value=1300.25,
+                median=1290.0, std=12.5, n=40, n_total=42, precision_met=True)
+    got = tables.number(pd.Series(base), "Encrypt")
+    assert got == {"text": "1,234.6", "value": 1234.567, "below": False, "missed": False, "ci_low": 1200.0,
+                   "ci_high": 1250.5, "nist": 1300.25,
+                   "title": "Encrypt: 1,234.57 tsc ticks, 95 % CI [1,200.00, 1,250.50] (best case over 7 processes; "
+                            "±2.0 % reached, target ±2.0 %) | NIST value (mean within 3 sd of the median) 1,300.25; "
+                            "median 1,290.00; sd 12.50; 40/42 samples"}
+    med = tables.number(pd.Series({**base, "estimator": "median", "precision_met": False, "precision": math.inf}),
+                        "Decrypt", digits=0)
+    assert med["text"] == "1,235 †" and med["missed"] is True
+    assert med["title"] == ("Decrypt: 1,234.57 tsc ticks, 95 % CI [1,200.00, 1,250.50] (median over 7 processes; "
+                            "±n/a reached, target ±2.0 %) | NIST value (mean within 3 sd of the median) 1,300.25; "
+                            "median 1,290.00; sd 12.50; 40/42 samples | † precision target not reached")
+    exact = tables.number(pd.Series({**base, "estimator": "exact", "unit": "guest_insns", "estimate": 300.0}), "Insns")
+    assert exact["title"] == "Insns: 300.00 guest insns (exact count)" and exact["text"] == "300.0"
+    low = tables.number(pd.Series({**base, "below_resolution": True, "bound": 0.8125}), "Init")
+    assert low == {"text": "< 0.81", "value": 0.8125, "below": True, "missed": False,
+                   "title": "Init: below the counter's resolution (indistinguishable from the empty-call overhead): "
+                            "at most 0.81 tsc ticks"}
+    assert tables.fmt(None) == "" and tables.fmt(math.nan) == "" and tables.fmt(1234.5, 0) == "1,234"
+    assert tables.fmt(2.0) == "2.0"
