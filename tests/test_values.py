@@ -433,3 +433,26 @@ def test_a_shown_number_and_its_hover_text_exactly():
                             "at most 0.81 tsc ticks"}
     assert tables.fmt(None) == "" and tables.fmt(math.nan) == "" and tables.fmt(1234.5, 0) == "1,234"
     assert tables.fmt(2.0) == "2.0"
+
+
+def test_one_row_per_cell_with_its_status_and_reason(tmp_path):
+    ok = synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0), cycles=_cycles(250.0))
+    ok["icount_note"] = "icc-like: AVX-512 in QEMU"
+    broken = synth.cell("des", "ref", status="build_failed", reason="error: x.c:1: expected ';'")
+    broken["kat"] = None
+    older = synth.write_run(tmp_path, [ok, broken])
+    other = synth.write_run(tmp_path, [synth.cell("idea", "ref", status="timeout", reason="past 60 s")])
+    cells = results.load_cells(older.name, tmp_path).set_index("cipher")
+    assert sorted(cells.index) == ["des", "rc6"]
+    r, b = cells.loc["rc6"], cells.loc["des"]
+    assert (r.status, r.kat_passed, r.kat_failed, r.kat_records, r.seconds, r.processes, r.stopped,
+            r.icount_note) == ("ok", 10, 0, 10, 1.0, 5, "precision", "icc-like: AVX-512 in QEMU")
+    assert r.reason is None or math.isnan(r.reason)
+    assert (b.status, b.reason, b.seconds) == ("build_failed", "error: x.c:1: expected ';'", 1.0)
+    assert all(v is None or (isinstance(v, float) and math.isnan(v))
+               for v in (b.kat_passed, b.kat_failed, b.kat_records, b.processes, b.stopped, b.icount_note))
+    assert r["row"] and r.toolchain == "gcc-O3" and r.target == "host"
+    named = results.load_cells(other.name, tmp_path)  # each run by its name, whichever is the latest
+    assert list(named.cipher) == ["idea"] and list(named.reason) == ["past 60 s"]
+    empty = synth.write_run(tmp_path / "empty", [])
+    assert results.load_cells(empty.name, tmp_path / "empty").empty
