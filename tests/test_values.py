@@ -456,3 +456,36 @@ def test_one_row_per_cell_with_its_status_and_reason(tmp_path):
     assert list(named.cipher) == ["idea"] and list(named.reason) == ["past 60 s"]
     empty = synth.write_run(tmp_path / "empty", [])
     assert results.load_cells(empty.name, tmp_path / "empty").empty
+
+
+def test_kendall_tau_needs_three_common_items():
+    from lab.report import analysis
+
+    tau, n, p = analysis.kendall_tau(["a", "b", "x"], ["b", "a", "y"])
+    assert n == 2 and math.isnan(tau) and math.isnan(p)
+    tau, n, p = analysis.kendall_tau(["a", "b", "c", "x"], ["a", "b", "c"])
+    assert (tau, n) == (1.0, 3) and p == pytest.approx(1 / 6)  # one of the 3! orderings is at least as concordant
+
+
+def test_key_size_rule_and_section_5_1_normalisation_by_hand():
+    import pandas as pd
+
+    from lab.report import tables
+
+    df = pd.DataFrame({"cell": ["aes", "aes", "aes", "des", "3des", "x"], "key_size": [128, 192, 256, 64, 192, 256],
+                       "v": [1, 2, 3, 4, 5, 6]})
+    picked = tables.at_key_size(df)
+    assert list(picked.v) == [1, 4, 5, 6]  # 128 where the cell has it, else the cell's smallest
+    assert list(tables.at_key_size(df, 192).v) == [2, 4, 5, 6]
+    assert tables.at_key_size(df.iloc[0:0]).empty
+    t = pd.DataFrame({"g": ["a", "a", "b", "b"], "enc_time": [2.0, 4.0, 10.0, 30.0], "key_time": [8.0, 2.0, 1.0, 3.0],
+                      "name": ["p", "q", "r", "s"]})
+    whole = tables.normalise(t)  # each column divided by its smallest over all rows
+    assert list(whole.name) == ["q", "r", "p", "s"] and list(whole.index) == [0, 1, 2, 3]
+    assert list(whole.metric) == pytest.approx([4 / 2 + 2 / 1, 10 / 2 + 1 / 1, 2 / 2 + 8 / 1, 30 / 2 + 3 / 1])
+    grouped = tables.normalise(t, by=["g"])  # within each group
+    assert list(grouped.name) == ["q", "p", "r", "s"]
+    assert list(grouped.enc_norm) == pytest.approx([2.0, 1.0, 1.0, 3.0])
+    assert list(grouped.key_norm) == pytest.approx([1.0, 4.0, 1.0, 3.0])
+    assert list(grouped.metric) == pytest.approx([3.0, 5.0, 2.0, 6.0])
+    assert "name" in grouped and "g" in grouped
