@@ -489,3 +489,81 @@ def test_key_size_rule_and_section_5_1_normalisation_by_hand():
     assert list(grouped.key_norm) == pytest.approx([1.0, 4.0, 1.0, 3.0])
     assert list(grouped.metric) == pytest.approx([3.0, 5.0, 2.0, 6.0])
     assert "name" in grouped and "g" in grouped
+
+
+def _timing_keys(costs: dict[int, float]) -> list[dict]:
+    """Five processes; per key size k: encrypt costs[k] ns/block, decrypt 1.1x, key pair 4x (best of 3)."""
+    return [synth.timing_process({k: {"encrypt": (BLOCKS, [int(c * f * BLOCKS * 1.01), int(c * f * BLOCKS)]),
+                                      "decrypt": (BLOCKS, [int(c * 1.1 * f * BLOCKS)] * 2),
+                                      "key_setup": (PAIRS, [int(4 * c * f * PAIRS)] * 2)} for k, c in costs.items()},
+                                 started=float(p)) for p, f in enumerate(LAYOUT)]
+
+
+def test_a1_rows_columns_and_classes_from_the_data(tmp_path):
+    from lab.report import tables
+
+    cells = [synth.cell("rc6", "ref", key_sizes=(128, 192, 256), timing=_timing_keys({128: 100, 192: 110, 256: 120})),
+             synth.cell("des", "spbox", key_sizes=(64,), block_bits=64, timing=_timing_keys({64: 300})),
+             synth.cell("aes", "hw", impl_class="hardware", key_sizes=(128,), timing=_timing_keys({128: 10})),
+             synth.cell("aes", "libx", impl_class="peer", peer_code="portable", key_sizes=(128,),
+                        timing=_timing_keys({128: 50})),
+             synth.cell("mars", "ref", status="kat_failed", reason="3 of 10 records failed"),
+             synth.cell("rc6", "ref", "clang-O3", timing=_timing_keys({128: 1})),  # another platform
+             synth.cell("rc6", "ref", target="sparc64", emulated=True, timing=_timing_keys({128: 1}))]
+    run = synth.write_run(tmp_path, cells)
+    df, cs = results.load(run.name, tmp_path), results.load_cells(run.name, tmp_path)
+    t = tables.a1_table(df, cs, "gcc-O3", "host")
+    assert t["columns"] == ["Enc128", "Dec128", "Key128", "Enc192", "Dec192", "Key192", "Enc256", "Dec256", "Key256"]
+    assert [r["label"] for r in t["rows"]] == ["MARS", "RC6"]
+    mars, rc6 = t["rows"]
+    assert (mars["status"], mars["reason"]) == ("kat_failed", "3 of 10 records failed")
+    assert all(c == {"text": "", "title": "not measured"} for c in mars["cells"])
+    mine = df[df.cell == "rc6/ref@gcc-O3@host"]
+    metric = {"Enc": "encrypt_speed", "Dec": "decrypt_speed", "Key": "key_setup_speed"}
+    for col, shown in zip(t["columns"], rc6["cells"]):
+        r = mine[(mine.metric == metric[col[:3]]) & (mine.key_size == int(col[3:]))].iloc[0]
+        assert shown == tables.number(r, col)
+    per = {"Enc": 128 / 100 * 1e6, "Dec": 128 / 110 * 1e6, "Key": 2e9 / 400}  # Kbit/s, keys/s at 128-bit keys
+    assert [c["value"] for c in rc6["cells"][:3]] == pytest.approx([per["Enc"], per["Dec"], per["Key"]], rel=1e-3)
+    assert rc6["cells"][3]["value"] == pytest.approx(128 / 110 * 1e6, rel=1e-3)
+    (des,) = t["other"]
+    assert des["label"] == "DES" and des["key_sizes"] == [64] and len(des["cells"]) == 3
+    assert des["cells"][0]["value"] == pytest.approx(64 / 300 * 1e6, rel=1e-3)
+    assert [(c["name"], c["impl_class"], [r["label"] for r in c["rows"]]) for c in t["classes"]] == \
+        [("hardware instructions", "hardware", ["AES"]), ("peer library", "peer", ["AES [libx]"])]
+    hw = t["classes"][0]["rows"][0]
+    assert hw["key_sizes"] == [128, 192, 256] and hw["cells"][0]["value"] == pytest.approx(12.8e6, rel=1e-3)
+    assert hw["cells"][3] == {"text": "", "title": "not measured"}
+
+
+def _cycles_ratio(per1: float, per128: float) -> list[dict]:
+    return [synth.cycles_process({("null", 1): (1, [OVERHEAD] * 3), ("ekey", 1): (10, [2000 + OVERHEAD] * 3),
+                                  ("encrypt", 1): (100, [int(per1 * 100) + OVERHEAD] * 3),
+                                  ("encrypt", 128): (10, [int(per128 * 1280) + OVERHEAD] * 3)}, started=float(p))
+            for p in range(5)]
+
+
+def test_a2_marks_a_compiler_that_vectorised_the_loop_over_blocks(tmp_path):
+    from lab.report import tables
+
+    cells = [synth.cell("rc6", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0),
+                        cycles=_cycles_ratio(400.0, 200.0)),  # 0.5x per block with gcc ...
+             synth.cell("rc6", "ref", "clang-O3", key_sizes=(128,), timing=_timing(100.0, 400.0),
+                        cycles=_cycles_ratio(400.0, 400.0)),  # ... 1.0x with clang: the compiler did it
+             synth.cell("des", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0),
+                        cycles=_cycles_ratio(400.0, 200.0)),
+             synth.cell("des", "ref", "clang-O3", key_sizes=(128,), timing=_timing(100.0, 400.0),
+                        cycles=_cycles_ratio(400.0, 220.0)),  # both cheap: the code, not the compiler
+             synth.cell("idea", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0),
+                        cycles=_cycles_ratio(400.0, 240.0)),  # 0.6x: not below the 0.6 mark
+             synth.cell("e2", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0),
+                        cycles=_cycles_ratio(400.0, 100.0)),  # no other toolchain: marked on its own
+             synth.cell("rc6", "ref", "gcc-O3", target="sparc64", emulated=True, key_sizes=(128,),
+                        timing=_timing(100.0, 400.0), cycles=_cycles_ratio(400.0, 400.0))]
+    df = results.load(synth.write_run(tmp_path, cells).name, tmp_path)
+    t = tables.a2_table(df, "gcc-O3", "host")
+    assert [r["label"] for r in t["rows"]] == ["E2 ‡", "DES", "RC6 ‡", "IDEA"]  # by Encrypt-128
+    assert len(t["vectorised"]) == 2 and t["vectorised"][0].startswith("E2: Encrypt-128 costs 0.25× Encrypt-1")
+    assert t["vectorised"][1].startswith("RC6: Encrypt-128 costs 0.50× Encrypt-1 per block with gcc-O3, far less")
+    assert tables.a2_table(df, "clang-O3", "host")["vectorised"] == []
+    assert (t["unit"], t["counter"]) == ("tsc_ticks", "x86-tsc-lfence")
