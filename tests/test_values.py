@@ -567,3 +567,49 @@ def test_a2_marks_a_compiler_that_vectorised_the_loop_over_blocks(tmp_path):
     assert t["vectorised"][1].startswith("RC6: Encrypt-128 costs 0.50× Encrypt-1 per block with gcc-O3, far less")
     assert tables.a2_table(df, "clang-O3", "host")["vectorised"] == []
     assert (t["unit"], t["counter"]) == ("tsc_ticks", "x86-tsc-lfence")
+
+
+def test_a2_every_column_from_the_data(synthetic, tmp_path):
+    from lab.report import tables
+
+    df = synthetic["df"]
+    t = tables.a2_table(df, "gcc-O3", "host")
+    assert t["columns"] == ["EKey", "DKey", "Encrypt-1", "Decrypt-1", "Encrypt-16", "Decrypt-16", "Encrypt-128",
+                            "Decrypt-128", "Encrypt-1024", "Decrypt-1024", "Encrypt-32768", "Decrypt-32768", "Init",
+                            "Null"]
+    metric = {"EKey": ("ekey", None), "DKey": ("dkey", None), "Init": ("init", None), "Null": ("null_overhead", None)}
+    for c in t["columns"][2:-2]:
+        d, n = c.split("-")
+        metric[c] = ("encrypt_per_block" if d == "Encrypt" else "decrypt_per_block", int(n))
+    for row in t["rows"]:
+        cipher = {v: k for k, v in DISPLAY.items()}[row["label"].split(" [")[0]]
+        mine = df[(df.cell == f"{cipher}/ref@gcc-O3@host") & (df.key_size == 128)]
+        for col, shown in zip(t["columns"], row["cells"]):
+            m, n = metric[col]
+            r = mine[(mine.metric == m) & ((mine.n_blocks == n) if n else mine.n_blocks.isna())]
+            if r.empty:
+                assert shown == {"text": "", "title": "not measured"}, col
+            else:
+                want = tables.number(r.iloc[0], col, 0 if r.iloc[0].estimate >= 100 else 1)
+                assert shown == want, col
+    # hardware and peer code in their own groups, each sorted by Encrypt-128
+    assert [(c["impl_class"], [r["label"] for r in c["rows"]]) for c in t["classes"]] == \
+        [("hardware", ["Rijndael [hw]"]), ("peer", ["Rijndael [libx]"])]
+    assert [r["sort"] for r in t["rows"]] == sorted(r["sort"] for r in t["rows"])
+
+    # a cell without 128-bit keys shows its own size; an emulated target shows instruction counts
+    ops = [{"key_size": 64, "op": op, "n": n, "calls": 1, "counter": "qemu-insn-region", "unit": "guest_insns",
+            "deltas": [d]} for op, n, d in (("null", 1, 10), ("ekey", 1, 510), ("dkey", 1, 610), ("encrypt", 1, 310),
+                                            ("encrypt", 128, 128 * 250 + 10), ("decrypt", 128, 128 * 260 + 10))]
+    des = synth.cell("des", "ref", target="sparc64", emulated=True, key_sizes=(64,), block_bits=64,
+                     timing=_timing_keys({64: 300}), icount=ops)
+    emu = results.load(synth.write_run(tmp_path, [des]).name, tmp_path)
+    e = tables.a2_table(emu, "gcc-O3", "sparc64")
+    (row,) = e["rows"]
+    assert row["label"] == "DES (64-bit key)" and (e["unit"], e["counter"]) == ("guest_insns", "qemu-insn-region")
+    shown = dict(zip(e["columns"], (c["text"] for c in row["cells"])))
+    assert (shown["EKey"], shown["DKey"], shown["Encrypt-1"], shown["Encrypt-128"], shown["Decrypt-128"],
+            shown["Null"]) == ("500", "600", "300", "250", "260", "10")
+    assert shown["Decrypt-1"] == shown["Encrypt-16"] == shown["Init"] == ""
+    assert tables.a2_table(emu, "gcc-O3", "host") == {"columns": [], "rows": [], "classes": [], "unit": None,
+                                                      "counter": None, "vectorised": []}
