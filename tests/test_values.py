@@ -613,3 +613,47 @@ def test_a2_every_column_from_the_data(synthetic, tmp_path):
     assert shown["Decrypt-1"] == shown["Encrypt-16"] == shown["Init"] == ""
     assert tables.a2_table(emu, "gcc-O3", "host") == {"columns": [], "rows": [], "classes": [], "unit": None,
                                                       "counter": None, "vectorised": []}
+
+
+def test_encryption_speeds_times_and_instruction_table_from_the_data(synthetic, tmp_path):
+    from lab.report import tables
+
+    df = synthetic["df"]
+    sp = tables.encryption_speeds(df, "gcc-O3", "host")
+    assert list(sp.columns) == ["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"]
+    assert list(sp.cipher) == sorted(SPEEDS, key=lambda c: SPEEDS[c][0]) and list(sp.index) == list(range(5))
+    assert list(sp.estimate) == pytest.approx([128 / SPEEDS[c][0] * 1e6 for c in sp.cipher], rel=1e-3)
+    assert (sp.key_size == 128).all() and (sp.ci_low <= sp.estimate).all() and (sp.estimate <= sp.ci_high).all()
+    assert list(tables.encryption_speeds(df, "clang-O3", "host").cipher) == ["rijndael"]
+    none = tables.encryption_speeds(df, "icc", "host")
+    assert none.empty and list(none.columns) == list(sp.columns)
+
+    sel = df[(df.toolchain == "gcc-O3") & (df.impl_class == "portable") & (df.status == "ok") & (df.key_size == 128)]
+    t = tables.key_and_encryption_times(sel, ["cipher"]).set_index("cipher")
+    for c, (e, k, _) in SPEEDS.items():
+        assert t.loc[c, "enc_time"] == pytest.approx(e / 128 / 1e6, rel=1e-3)  # seconds per Kbit
+        assert t.loc[c, "key_time"] == pytest.approx(k / 2 / 1e9, rel=1e-3)  # seconds per key
+    bare = tables.key_and_encryption_times(sel[sel.metric != "key_setup_speed"], ["cipher"])
+    assert bare.empty and list(bare.columns) == ["cipher", "enc_time", "key_time"]
+
+    def ops(per_block: int) -> list[dict]:
+        return [{"key_size": 128, "op": op, "n": n, "calls": 1, "counter": "qemu-insn-region", "unit": "guest_insns",
+                 "deltas": [d]} for op, n, d in (("null", 1, 10), ("encrypt", 128, 128 * per_block + 10),
+                                                 ("encrypt", 16, 16 * 999 + 10))]
+    cells = [synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0), icount=ops(300)),
+             synth.cell("rc6", "ref", target="sparc64", emulated=True, key_sizes=(128,), timing=_timing(1.0, 1.0),
+                        icount=ops(320)),
+             synth.cell("idea", "ref", target="sparc64", emulated=True, key_sizes=(128,), icount=ops(200)),
+             synth.cell("rc6", "ref", "clang-O3", target="mips64", emulated=True, key_sizes=(128,), icount=ops(310)),
+             synth.cell("des", "ref", status="kat_failed", key_sizes=(128,), icount=ops(1))]
+    d = results.load(synth.write_run(tmp_path, cells).name, tmp_path)
+    it = tables.instructions_table(d)
+    assert it["n_blocks"] == 128 and [x["toolchain"] for x in it["toolchains"]] == ["clang-O3", "gcc-O3"]
+    clang, gcc = it["toolchains"]
+    assert gcc["targets"] == ["host", "sparc64"] and gcc["speed_target"] == "host"
+    assert [(r["row"], r["values"]) for r in gcc["rows"]] == [("IDEA", {"host": None, "sparc64": 200.0}),
+                                                              ("RC6", {"host": 300.0, "sparc64": 320.0})]
+    assert gcc["rows"][1]["speed"] == pytest.approx(1.28e6, rel=1e-3) and gcc["rows"][0]["speed"] is None
+    assert clang["targets"] == ["mips64"] and clang["speed_target"] is None and clang["rows"][0]["speed"] is None
+    assert tables.instructions_table(d, n_blocks=16)["toolchains"][1]["rows"][0]["values"]["sparc64"] == 999.0
+    assert tables.instructions_table(d[d.metric != "insn_encrypt_per_block"]) == {"toolchains": []}
