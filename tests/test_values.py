@@ -657,3 +657,45 @@ def test_encryption_speeds_times_and_instruction_table_from_the_data(synthetic, 
     assert clang["targets"] == ["mips64"] and clang["speed_target"] is None and clang["rows"][0]["speed"] is None
     assert tables.instructions_table(d, n_blocks=16)["toolchains"][1]["rows"][0]["values"]["sparc64"] == 999.0
     assert tables.instructions_table(d[d.metric != "insn_encrypt_per_block"]) == {"toolchains": []}
+
+
+def test_platform_and_instruction_averages_over_toolchains(tmp_path):
+    from lab.report import analysis
+
+    def ops(per_block: int, ks: int = 128) -> list[dict]:
+        return [{"key_size": ks, "op": op, "n": n, "calls": 1, "counter": "qemu-insn-region", "unit": "guest_insns",
+                 "deltas": [d]} for op, n, d in (("null", 1, 10), ("encrypt", 128, 128 * per_block + 10),
+                                                 ("encrypt", 16, 16 * 7 + 10))]
+    cells = [synth.cell("rc6", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0), icount=ops(300)),
+             synth.cell("rc6", "ref", "clang-O3", key_sizes=(128,), timing=_timing(200.0, 400.0), icount=ops(500)),
+             synth.cell("des", "ref", "gcc-O3", key_sizes=(64,), block_bits=64, timing=_timing_keys({64: 50}),
+                        icount=ops(100, 64)),
+             synth.cell("rc6", "hw", "gcc-O3", impl_class="hardware", key_sizes=(128,), timing=_timing(1.0, 1.0),
+                        icount=ops(1)),
+             synth.cell("rc6", "ref", "gcc-O3", target="sparc64", emulated=True, key_sizes=(128,),
+                        timing=_timing(900.0, 900.0), icount=ops(320))]
+    df = results.load(synth.write_run(tmp_path, cells).name, tmp_path)
+    pa = analysis.platform_averages(df)
+    assert list(pa.columns) == ["target", "emulated", "row", "cipher", "value", "ci_low", "ci_high", "n_toolchains",
+                                "spread"]
+    assert [(r.target, r.cipher, r.n_toolchains) for r in pa.itertuples()] == [("host", "des", 1), ("host", "rc6", 2),
+                                                                             ("sparc64", "rc6", 1)]
+    rc6 = pa[(pa.target == "host") & (pa.cipher == "rc6")].iloc[0]
+    a, b = 1.28e6, 0.64e6  # Kbit/s with gcc and clang
+    assert rc6.value == pytest.approx((a + b) / 2, rel=1e-3) and rc6.spread == pytest.approx(a / b, rel=1e-3)
+    both = df[(df.cipher == "rc6") & (df.target == "host") & (df.metric == "encrypt_speed") & (df.impl_class == "portable")]
+    assert rc6.ci_low == pytest.approx(both.ci_low.mean()) and rc6.ci_high == pytest.approx(both.ci_high.mean())
+    assert pa[pa.cipher == "des"].value.iloc[0] == pytest.approx(64 / 50 * 1e6, rel=1e-3)  # its own key size
+    assert list(pa.index) == [0, 1, 2]
+    ia = analysis.instruction_averages(df)
+    assert [(r.target, r.cipher) for r in ia.itertuples()] == [("host", "des"), ("host", "rc6"), ("sparc64", "rc6")]
+    got = ia.set_index(["target", "cipher"])
+    assert got.loc[("host", "rc6"), "insns"] == pytest.approx(400.0)
+    assert got.loc[("host", "rc6"), "value"] == pytest.approx((128000 / 300 + 128000 / 500) / 2)
+    assert got.loc[("host", "des"), "value"] == pytest.approx(64000 / 100)
+    assert got.loc[("sparc64", "rc6"), "value"] == pytest.approx(128000 / 320) and list(ia.index) == [0, 1, 2]
+    assert analysis.instruction_averages(df, n_blocks=16).insns.tolist() == [7.0, 7.0, 7.0]
+    empty = analysis.instruction_averages(df[df.metric != "insn_encrypt_per_block"])
+    assert empty.empty and list(empty.columns) == ["target", "emulated", "row", "cipher", "value", "insns"]
+    e2 = analysis.platform_averages(df[df.metric != "encrypt_speed"])
+    assert e2.empty and list(e2.columns) == list(pa.columns)
