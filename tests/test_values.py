@@ -699,3 +699,63 @@ def test_platform_and_instruction_averages_over_toolchains(tmp_path):
     assert empty.empty and list(empty.columns) == ["target", "emulated", "row", "cipher", "value", "insns"]
     e2 = analysis.platform_averages(df[df.metric != "encrypt_speed"])
     assert e2.empty and list(e2.columns) == list(pa.columns)
+
+
+def test_natural_breaks_and_top_performers_by_platform():
+    import jenkspy
+    import pandas as pd
+
+    from lab.report import analysis
+
+    vals = [1, 2, 3, 10, 11, 12, 30, 31, 32]
+    assert analysis.natural_breaks(vals + [None, math.nan]) == list(jenkspy.jenks_breaks(vals, n_classes=3)) \
+        == [1, 3, 12, 32]
+    assert analysis.natural_breaks([5, 1, 9, 9], 3) == list(jenkspy.jenks_breaks([1, 5, 9, 9], n_classes=2))
+    assert analysis.natural_breaks([4, 4, 8], 3) == [4, 8] and analysis.natural_breaks([3, 3]) == [3, 3]
+    assert analysis.natural_breaks([]) == [] and analysis.natural_breaks([1, 2, 3, 4, 5], 2) == \
+        list(jenkspy.jenks_breaks([1, 2, 3, 4, 5], n_classes=2))
+
+    def plat(target, values, emulated=False):
+        return pd.DataFrame({"target": target, "emulated": emulated, "row": list(values), "value": list(values.values())})
+
+    a = plat("A", {"R1": 100, "R2": 98, "R3": 50, "R4": 49, "R5": 10, "R6": 9})
+    b = plat("B", {"R1": 100, "R3": 99, "R2": 50, "R4": 48, "R5": 10, "R6": 9})
+    e = plat("E", {"R1": 1, "R2": 1.1, "R3": 5, "R4": 5.2, "R5": 9, "R6": 9.1}, emulated=True)
+    f = plat("F", {"R1": 9, "R2": 9.1, "R3": 5, "R4": 5.1, "R5": 1, "R6": 1.2}, emulated=True)
+    insn = plat("E", {"R5": 900, "R6": 880, "R3": 400, "R4": 410, "R1": 100, "R2": 90}, emulated=True)
+    top = analysis.top_performers(pd.concat([a, b, e, f]), insn=insn)
+    assert top["hardware_platforms"] == ["A", "B"] and top["consistent"] == ["R1"]
+    p = top["platforms"]
+    assert p["A"]["groups"] == [["R1", "R2"], ["R3", "R4"], ["R5", "R6"]] and p["B"]["groups"][0] == ["R1", "R3"]
+    assert p["A"]["breaks"] == list(jenkspy.jenks_breaks(sorted(a.value), n_classes=3))
+    assert (p["A"]["emulated"], p["A"]["basis"]) == (False, "Kbit/s")
+    assert (p["E"]["emulated"], p["E"]["basis"]) == (True, "guest instructions")  # not QEMU's wall clock
+    assert p["E"]["groups"][0] == ["R5", "R6"]
+    assert (p["F"]["basis"], p["F"]["groups"][0]) == ("Kbit/s", ["R1", "R2"])  # no counts: its speeds
+    two = analysis.top_performers(pd.concat([a, b]), classes=2)
+    assert two["platforms"]["A"]["groups"] == [["R1", "R2"], ["R3", "R4", "R5", "R6"]]
+    one = analysis.top_performers(plat("C", {"R1": 5, "R2": 5}))
+    assert one["platforms"]["C"]["groups"] == [["R1", "R2"]] and one["consistent"] == ["R1", "R2"]
+    none = analysis.top_performers(plat("C", {}))
+    assert none == {"platforms": {}, "consistent": [], "hardware_platforms": []}
+    only_emulated = analysis.top_performers(e, insn=None)
+    assert only_emulated["consistent"] == [] and only_emulated["platforms"]["E"]["basis"] == "Kbit/s"
+
+
+def test_figure_4_normalises_within_each_platform(tmp_path):
+    from lab.report import analysis
+
+    cells = [synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0)),
+             synth.cell("des", "ref", key_sizes=(128,), timing=_timing(200.0, 100.0)),
+             synth.cell("rc6", "ref", target="sparc64", emulated=True, key_sizes=(128,), timing=_timing(1000.0, 8000.0)),
+             synth.cell("des", "ref", target="sparc64", emulated=True, key_sizes=(128,), timing=_timing(4000.0, 2000.0))]
+    df = results.load(synth.write_run(tmp_path, cells).name, tmp_path)
+    n = analysis.normalised_platform(df)
+    assert list(n.columns) == ["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]
+    got = {(r.target, r.cipher): (r.enc_norm, r.key_norm, r.metric) for r in n.itertuples()}
+    assert got[("host", "rc6")] == pytest.approx((1.0, 4.0, 5.0), rel=1e-3)
+    assert got[("host", "des")] == pytest.approx((2.0, 1.0, 3.0), rel=1e-3)
+    assert got[("sparc64", "rc6")] == pytest.approx((1.0, 4.0, 5.0), rel=1e-3)
+    assert got[("sparc64", "des")] == pytest.approx((4.0, 1.0, 5.0), rel=1e-3)
+    assert [(r.target, r.cipher) for r in n.itertuples()][:2] == [("host", "des"), ("host", "rc6")]
+    assert analysis.normalised_platform(df[df.metric != "key_setup_speed"]).empty
