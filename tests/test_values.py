@@ -759,3 +759,64 @@ def test_figure_4_normalises_within_each_platform(tmp_path):
     assert got[("sparc64", "des")] == pytest.approx((4.0, 1.0, 5.0), rel=1e-3)
     assert [(r.target, r.cipher) for r in n.itertuples()][:2] == [("host", "des"), ("host", "rc6")]
     assert analysis.normalised_platform(df[df.metric != "key_setup_speed"]).empty
+
+
+def test_compilers_correctness_memory_and_libraries_from_the_data(tmp_path):
+    from lab.report import analysis
+
+    cells = [synth.cell("rc6", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0), table_bytes=0,
+                        ks_bytes=176, code=2000),
+             synth.cell("rc6", "ref", "clang-O3", key_sizes=(128,), timing=_timing(125.0, 400.0), table_bytes=0,
+                        ks_bytes=176, code=2500),
+             synth.cell("rc6", "hw", "gcc-O3", impl_class="hardware", default=False, key_sizes=(128,),
+                        timing=_timing(10.0, 400.0), table_bytes=0, ks_bytes=0, code=900),
+             synth.cell("rc6", "libp", "gcc-O3", impl_class="peer", peer_code="asm", default=False, key_sizes=(128,),
+                        timing=_timing(80.0, 400.0)),
+             synth.cell("rc6", "libh", "gcc-O3", impl_class="peer", peer_code="hardware", default=False,
+                        key_sizes=(128,), timing=_timing(20.0, 400.0)),
+             synth.cell("rc6", "ref", "gcc-O3", target="sparc64", emulated=True, key_sizes=(128,),
+                        timing=_timing(1.0, 1.0), table_bytes=0, ks_bytes=176, code=2222),
+             synth.cell("des", "ref", "gcc-O3", key_sizes=(64,), block_bits=64, timing=_timing_keys({64: 50}),
+                        table_bytes=2048, ks_bytes=128, code=1500),
+             synth.cell("des", "ref", "clang-O3", status="build_failed", reason="no compiler", key_sizes=(64,),
+                        block_bits=64)]
+    run = synth.write_run(tmp_path, cells)
+    df, cs = results.load(run.name, tmp_path), results.load_cells(run.name, tmp_path)
+
+    rel = analysis.compilers_relative(df)
+    assert rel.loc[("host", "RC6 [ref]"), "gcc-O3"] == pytest.approx(1.0)
+    assert rel.loc[("host", "RC6 [ref]"), "clang-O3"] == pytest.approx(100 / 125, rel=1e-3)
+    assert rel.loc[("host", "RC6 [hw]"), "gcc-O3"] == pytest.approx(1.0)  # every class, not only ranked code
+    assert analysis.compilers_relative(df[df.metric != "encrypt_speed"]).empty
+
+    cm = analysis.correctness_matrix(cs)
+    assert cm["columns"] == [("host", "clang-O3"), ("host", "gcc-O3"), ("sparc64", "gcc-O3")]
+    rows = {r["row"]: r["cells"] for r in cm["rows"]}
+    assert rows["DES"][0] == ("build_failed", "no compiler") and rows["DES"][1][0] == "ok" and rows["DES"][2] is None
+    assert [c[0] for c in rows["RC6 [ref]"]] == ["ok", "ok", "ok"]
+    assert analysis.correctness_matrix(cs.iloc[0:0]) == {"columns": [], "rows": []}
+
+    mem = analysis.memory_table(df).set_index("row")
+    assert list(mem.columns) == ["cipher", "implementation", "impl_class", "table_bytes", "key_schedule_bytes",
+                                 "code_bytes", "memory_bytes", "encrypt_speed"]
+    des, ref = mem.loc["DES"], mem.loc["RC6 [ref]"]
+    assert (des.table_bytes, des.key_schedule_bytes, des.code_bytes, des.memory_bytes) == (2048, 128, 1500, 2176)
+    assert ref.code_bytes == 2000  # the gcc-O3 build's code, not clang's or the emulated target's
+    assert ref.memory_bytes == 176 and ref.encrypt_speed == pytest.approx(1.28e6, rel=1e-3)  # best on hardware
+    assert des.encrypt_speed == pytest.approx(64 / 50 * 1e6, rel=1e-3)
+    assert list(mem.cipher) == sorted(mem.cipher)
+    only_tables = analysis.memory_table(df[df.metric != "code_bytes"])
+    assert only_tables.code_bytes.isna().all()
+    assert list(only_tables.memory_bytes) == list(analysis.memory_table(df).memory_bytes)
+    no_tables = analysis.memory_table(df[df.metric != "table_bytes"])
+    assert list(no_tables.memory_bytes) == list(no_tables.key_schedule_bytes)  # a missing size counts 0
+    assert analysis.memory_table(df[~df.metric.isin(["table_bytes", "key_schedule_bytes", "code_bytes"])]).empty
+
+    vs = analysis.versus_libraries(df)
+    assert [(v["target"], v["toolchain"], v["cipher"], v["kind"], v["ours"], v["peer"]) for v in vs] == [
+        ("host", "gcc-O3", "rc6", "portable", "ref", "libp"), ("host", "gcc-O3", "rc6", "hardware", "hw", "libh")]
+    port, hw = vs
+    assert port["ratio"] == pytest.approx(100 / 80, rel=1e-3) and port["verdict"] == "peer faster"  # asm counts as portable
+    assert hw["ratio"] == pytest.approx(10 / 20, rel=1e-3) and hw["verdict"] == "ours faster"
+    assert port["ci_low"] <= port["ratio"] <= port["ci_high"]
+    assert analysis.versus_libraries(df[df.impl_class != "peer"]) == []
