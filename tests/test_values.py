@@ -820,3 +820,35 @@ def test_compilers_correctness_memory_and_libraries_from_the_data(tmp_path):
     assert hw["ratio"] == pytest.approx(10 / 20, rel=1e-3) and hw["verdict"] == "ours faster"
     assert port["ci_low"] <= port["ratio"] <= port["ci_high"]
     assert analysis.versus_libraries(df[df.impl_class != "peer"]) == []
+
+
+def test_every_row_carries_its_provenance(tmp_path):
+    ok = synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0), steal=0.125)
+    ok["build"]["cflags"] = ["-O3", "-march=x86-64"]
+    peer = synth.cell("rc6", "libp", impl_class="peer", peer_code="asm", default=False, key_sizes=(128,),
+                      timing=_timing(80.0, 400.0))
+    peer["build"]["compiler_version"] = ""
+    failed = synth.cell("des", "ref", "clang-O3", status="build_failed", reason="x", key_sizes=(64,), block_bits=64,
+                        round1=False)
+    failed["build"] = None
+    tcs = {"gcc-O3": {**synth.toolchain_facts("gcc"), "version": "gcc 12.2"},
+           "clang-O3": {**synth.toolchain_facts("clang"), "version": "clang 14.0"}}
+    run = synth.write_run(tmp_path, [ok, peer, failed], toolchains=tcs)
+    df = results.load(run.name, tmp_path)
+    r = df[(df.cell == ok["cell"]) & (df.metric == "encrypt_speed")].iloc[0]
+    assert {k: r[k] for k in ("run_id", "machine", "cell", "cipher", "display", "implementation", "impl_class", "code",
+                              "default", "label", "round1", "block_bits", "toolchain", "target", "emulated", "status",
+                              "steal_fraction", "compiler", "compiler_version", "cflags", "profile", "host",
+                              "cpu_model")} == {
+        "run_id": run.name, "machine": "synth", "cell": "rc6/ref@gcc-O3@host", "cipher": "rc6", "display": "RC6",
+        "implementation": "ref", "impl_class": "portable", "code": "portable", "default": True, "label": "RC6",
+        "round1": True, "block_bits": 128, "toolchain": "gcc-O3", "target": "host", "emulated": False, "status": "ok",
+        "steal_fraction": 0.125, "compiler": "gcc", "compiler_version": "gcc (synthetic) 12",
+        "cflags": "-O3 -march=x86-64", "profile": "synthetic", "host": "synth", "cpu_model": "Synthetic CPU"}
+    p = df[df.cell == peer["cell"]].iloc[0]
+    assert (p.code, p["default"], p.compiler_version) == ("asm", False, "gcc 12.2")  # the toolchain's version
+    cells = results.load_cells(run.name, tmp_path).set_index("cipher")
+    f = cells.loc["des"]
+    assert (f.cflags, f.compiler_version, f.round1, f.block_bits) == ("", "clang 14.0", False, 64)
+    assert f.compiler is None or math.isnan(f.compiler)
+    assert f.steal_fraction is None or math.isnan(f.steal_fraction)
