@@ -852,3 +852,18 @@ def test_every_row_carries_its_provenance(tmp_path):
     assert (f.cflags, f.compiler_version, f.round1, f.block_bits) == ("", "clang 14.0", False, 64)
     assert f.compiler is None or math.isnan(f.compiler)
     assert f.steal_fraction is None or math.isnan(f.steal_fraction)
+
+
+def test_fact_rows_and_the_timer_as_counter(synthetic):
+    df = synthetic["df"]
+    mine = df[df.cell == "rc6/ref@gcc-O3@host"]
+    t = mine[mine.metric == "table_bytes"].iloc[0]
+    assert {k: t[k] for k in ("unit", "estimate", "ci_low", "ci_high", "estimator", "precision", "precision_met",
+                              "below_resolution", "value", "median", "std", "min", "max", "n", "n_total")} == {
+        "unit": "bytes", "estimate": 1000, "ci_low": 1000, "ci_high": 1000, "estimator": "fact", "precision": 0.0,
+        "precision_met": True, "below_resolution": False, "value": 1000, "median": 1000, "std": 0.0, "min": 1000,
+        "max": 1000, "n": 1, "n_total": 1}
+    facts = mine[mine.metric.isin(["table_bytes", "key_schedule_bytes", "code_bytes"])].set_index("metric")
+    assert facts.estimate.to_dict() == {"table_bytes": 1000, "key_schedule_bytes": 200, "code_bytes": 3000}
+    assert set(mine[mine.metric == "encrypt_speed"].counter) == {"clock-monotonic"}
+    assert set(mine[mine.metric == "ekey"].counter) == {"x86-tsc-lfence"}
