@@ -142,6 +142,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("out", "JSON file to write"), DEBUG), invoke="bench.scale"),
     Command("bench-mutation", "the mutation score of the modules that compute numbers (mutmut; long)",
             "bench_mutation", (Opt("jobs", "mutants tested at once (default: the core count)", "int"),
+                               Opt("survivors", "test again only the mutants that survived the last run (after "
+                                   "adding tests; keeps the other results)", "switch", default=False),
                                Opt("out", "JSON file to write"), DEBUG), invoke="bench.mutation"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (

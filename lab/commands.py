@@ -239,8 +239,8 @@ def bench_scale(ciphers=None, toolchains=None, targets=None, profile=None, out=N
     return 0
 
 
-def bench_mutation(jobs=None, out=None) -> int:
+def bench_mutation(jobs=None, survivors=False, out=None) -> int:
     from .bench import mutation
 
-    mutation.bench(_lab(), Path(out) if out else None, jobs)
+    mutation.bench(_lab(), Path(out) if out else None, jobs, survivors=survivors)
     return 0

@@ -27,17 +27,30 @@ from . import store
 KILLED = {"killed", "timeout"}
 
 
-def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, say=print) -> dict:
-    mutmut = shutil.which("mutmut") or str(Path(sys.executable).parent / "mutmut")
-    env = {**os.environ, "CIPHERLAB_ROOT": str(lab.root)}  # the mutated copy reads the checkout's data
-    shutil.rmtree(lab.root / "mutants", ignore_errors=True)
-    t0 = time.monotonic()
-    subprocess.run([mutmut, "run", "--max-children", str(jobs or os.cpu_count() or 1)], cwd=lab.root, env=env,
-                   stdout=subprocess.DEVNULL)
-    seconds = time.monotonic() - t0
+def _statuses(mutmut: str, lab: Lab, env: dict) -> dict[str, str]:
     listing = subprocess.run([mutmut, "results", "--all", "true"], cwd=lab.root, env=env, capture_output=True,
                              text=True).stdout
-    statuses = dict(re.findall(r"^\s*(\S+__mutmut_\d+): (.+)$", listing, re.M))
+    return dict(re.findall(r"^\s*(\S+__mutmut_\d+): (.+)$", listing, re.M))
+
+
+def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, survivors: bool = False, say=print) -> dict:
+    """A full run from scratch; or, with `survivors`, only the mutants that survived the last run are tested
+    again (with the tests as they are now: the coverage of the tests is collected afresh)."""
+    mutmut = shutil.which("mutmut") or str(Path(sys.executable).parent / "mutmut")
+    env = {**os.environ, "CIPHERLAB_ROOT": str(lab.root)}  # the mutated copy reads the checkout's data
+    names: list[str] = []
+    if survivors and (lab.root / "mutants").is_dir():
+        names = sorted(n for n, s in _statuses(mutmut, lab, env).items() if s not in KILLED)
+        (lab.root / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # new tests: map them again
+        say(f"bench.mutation: testing again the {len(names)} mutants that survived")
+    else:
+        shutil.rmtree(lab.root / "mutants", ignore_errors=True)
+    t0 = time.monotonic()
+    if names or not survivors:
+        subprocess.run([mutmut, "run", "--max-children", str(jobs or os.cpu_count() or 1), *names], cwd=lab.root,
+                       env=env, stdout=subprocess.DEVNULL)
+    seconds = time.monotonic() - t0
+    statuses = _statuses(mutmut, lab, env)
     per_module: dict[str, Counter] = defaultdict(Counter)
     for name, status in statuses.items():
         per_module[name.split(".x")[0].rsplit(".x", 1)[0] if ".x" in name else name][status] += 1
@@ -45,13 +58,14 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, say=print)
                                    text=True).stdout for n, s in statuses.items() if s not in KILLED}
     killed = sum(1 for s in statuses.values() if s in KILLED)
     doc = {"format": "cipherlab-bench-mutation", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "seconds": round(seconds), "total": len(statuses), "killed": killed,
+           "machine": system.machine(), "seconds": round(seconds), "survivors_only": bool(names), "total": len(statuses), "killed": killed,
            "score": killed / len(statuses) if statuses else 0.0,
            "modules": {m: dict(c) for m, c in sorted(per_module.items())}, "statuses": statuses,
            "survivors": survivors}
     for m, c in sorted(per_module.items()):
         k = sum(v for s, v in c.items() if s in KILLED)
         say(f"  {m:<28} killed {k:5d}  survived {sum(c.values()) - k:5d}  ({dict(c)})")
-    say(f"mutation score: {killed}/{len(statuses)} killed ({100 * doc['score']:.1f} %) in {seconds / 60:.0f} min")
+    say(f"mutation score: {killed}/{len(statuses)} killed ({100 * doc['score']:.1f} %) in {seconds / 60:.0f} min"
+        + (f" (re-testing {len(names)} survivors)" if names else ""))
     store(lab.root, doc, "mutation", out, say)
     return doc
