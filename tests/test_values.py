@@ -867,3 +867,60 @@ def test_fact_rows_and_the_timer_as_counter(synthetic):
     assert facts.estimate.to_dict() == {"table_bytes": 1000, "key_schedule_bytes": 200, "code_bytes": 3000}
     assert set(mine[mine.metric == "encrypt_speed"].counter) == {"clock-monotonic"}
     assert set(mine[mine.metric == "ekey"].counter) == {"x86-tsc-lfence"}
+
+
+def test_quantity_row_from_its_definitions():
+    from lab import stats
+    from lab.quantities import Quantity
+
+    pp = [100.0, 102.0, 101.0, 105.0, 103.0, 104.0, 101.5]
+    samples = pp + [110.0, 99.0, 160.0, 101.0]
+    q = Quantity("encrypt_speed", 128, None, "Kbit/s", "clock-monotonic", per_process=pp, samples=samples,
+                 rate_work=128e6, resolution=0.01)
+    row = results.quantity_row({"cell": "c"}, q, "median", 0.9, 0.02)
+    est = stats.estimate(pp, "median", 0.9).inverted(128e6)
+    nist = stats.nist_summary(samples)
+    assert nist.n < nist.n_total  # 160 is beyond 3 sd: NIST's value leaves it out
+    want = {"cell": "c", "metric": "encrypt_speed", "key_size": 128, "n_blocks": None, "unit": "Kbit/s",
+            "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "estimator": "median",
+            "processes": 7, "precision": est.precision, "precision_target": 0.02, "below_resolution": False,
+            "bound": None, "value": 128e6 / nist.value, "median": 128e6 / nist.median,
+            "std": 128e6 / nist.value * nist.std / nist.value, "min": 128e6 / 160.0, "max": 128e6 / 99.0,
+            "n": nist.n, "n_total": len(samples), "counter": "clock-monotonic", "per_process": pp,
+            "precision_met": est.precision <= 0.02}
+    assert row.keys() == want.keys()
+    for k, v in want.items():
+        assert row[k] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), k
+    assert results.quantity_row({}, q, "median", 0.9, 1.0)["precision_met"] is True
+    assert results.quantity_row({}, q, "median", 0.9, None)["precision_met"] is False  # no target: not met
+    assert results.quantity_row({}, q, "min", 0.95, 0.02)["estimate"] == pytest.approx(128e6 / 100.0)
+
+    # a cost: no conversion; one below the counter's resolution is a bound, never 0 or negative
+    c = Quantity("ekey", 128, None, "tsc_ticks", "x86-tsc-lfence", per_process=[0.0, -1.0, 2.0, 0.5, 1.0, 0.0],
+                 samples=[0.0, -1.0, 2.0, 0.5, 1.0, 0.0, 3.0], resolution=2.6)
+    low = results.quantity_row({}, c, "min", 0.95, 0.02)
+    assert low["below_resolution"] is True and low["bound"] == 2.6 and low["precision_met"] is True
+    assert all(math.isnan(low[k]) for k in ("estimate", "ci_low", "ci_high", "value", "median"))
+    assert (low["min"], low["max"], low["std"]) == (-1.0, 3.0, pytest.approx(stats.nist_summary(c.samples).std))
+    flagged = Quantity("encrypt_per_block", 128, 16, "tsc_ticks", "x86-tsc-lfence", per_process=[50.0] * 6,
+                       samples=[50.0] * 6, resolution=1.6, below_resolution=True)
+    assert results.quantity_row({}, flagged, "min", 0.95, 0.02)["bound"] == 1.6
+    fine = Quantity("encrypt_per_block", 128, 16, "tsc_ticks", "x86-tsc-lfence", per_process=[50.0, 51.0] * 3,
+                    samples=[50.0, 51.0] * 3, resolution=1.6)
+    r = results.quantity_row({}, fine, "min", 0.95, 0.02)
+    assert (r["below_resolution"], r["bound"], r["estimate"], r["value"], r["median"], r["std"]) == \
+        (False, None, 50.0, 50.5, 50.5, pytest.approx(stats.nist_summary(fine.samples).std))
+    for m in ("dkey", "init"):  # the other per-call costs are checked against zero too
+        z = Quantity(m, 128, None, "tsc_ticks", "x", per_process=[0.0] * 6, samples=[0.0] * 6, resolution=2.6)
+        assert results.quantity_row({}, z, "min", 0.95, 0.02)["below_resolution"] is True
+    speed0 = Quantity("null_overhead", 128, None, "tsc_ticks", "x", per_process=[0.0] * 6, samples=[0.0] * 6)
+    assert results.quantity_row({}, speed0, "min", 0.95, 0.02)["below_resolution"] is False  # the overhead itself
+
+    # exact counts: the one value, no interval to reach, no target
+    ex = Quantity("insn_encrypt_per_block", 128, 128, "guest_insns", "qemu-insn-region", per_process=[300.0],
+                  samples=[300.0], resolution=1 / 128)
+    e = results.quantity_row({}, ex, "median", 0.95, 0.02, exact=True)
+    assert (e["estimate"], e["estimator"], e["precision"], e["precision_target"], e["precision_met"]) == \
+        (300.0, "exact", 0.0, None, True)
+    zero = Quantity("insn_ekey", 128, None, "guest_insns", "q", per_process=[0.0], samples=[0.0], resolution=1)
+    assert results.quantity_row({}, zero, "min", 0.95, 0.02, exact=True)["below_resolution"] is False
