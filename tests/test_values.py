@@ -924,3 +924,29 @@ def test_quantity_row_from_its_definitions():
         (300.0, "exact", 0.0, None, True)
     zero = Quantity("insn_ekey", 128, None, "guest_insns", "q", per_process=[0.0], samples=[0.0], resolution=1)
     assert results.quantity_row({}, zero, "min", 0.95, 0.02, exact=True)["below_resolution"] is False
+
+
+def test_loader_rows_code_bytes_and_row_names(tmp_path):
+    a = synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0), code=3000)
+    a["build"]["code_bytes"] = {"text": 2000}  # no read-only data
+    b = synth.cell("rc6", "libp", impl_class="peer", peer_code="portable", default=False, key_sizes=(128,),
+                   timing=_timing(80.0, 400.0))
+    c = synth.cell("idea", "libq", impl_class="peer", peer_code="portable", default=False, key_sizes=(128,),
+                   timing=_timing(80.0, 400.0))  # a cipher only a library implements
+    d = synth.cell("serpent", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0))
+    d["build"]["code_bytes"] = {}
+    e1 = synth.cell("aes", "ttable", display="AES", key_sizes=(128,), timing=_timing(100.0, 400.0))
+    e2 = synth.cell("aes", "small", display="AES", key_sizes=(128,), default=False, timing=_timing(150.0, 400.0))
+    r1 = synth.write_run(tmp_path, [a, b, c])
+    r2 = synth.write_run(tmp_path, [d, e1, e2])
+    df = results.load([r1.name, r2.name], tmp_path)
+    assert list(df.columns) == list(results.COLUMNS) and list(df.index) == list(range(len(df)))
+    code = df[df.metric == "code_bytes"].set_index("cell").estimate.to_dict()
+    assert code["rc6/ref@gcc-O3@host"] == 2000 and "serpent/ref@gcc-O3@host" not in code
+    assert code["rc6/libp@gcc-O3@host"] == 3000  # text 2900 + rodata 100 (synth)
+    rows = df.drop_duplicates("cell").set_index("cell").row.to_dict()
+    assert rows == {"rc6/ref@gcc-O3@host": "RC6", "rc6/libp@gcc-O3@host": "RC6 [libp]",
+                    "idea/libq@gcc-O3@host": "IDEA [libq]", "serpent/ref@gcc-O3@host": "SERPENT",
+                    "aes/ttable@gcc-O3@host": "AES [ttable]", "aes/small@gcc-O3@host": "AES [small]"}
+    empty = results.load(synth.write_run(tmp_path / "e", []).name, tmp_path / "e")
+    assert empty.empty and list(empty.columns) == list(results.COLUMNS)
