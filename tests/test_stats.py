@@ -249,3 +249,17 @@ def test_compare_of_constant_and_single_values():
 def test_compare_against_zero_is_undefined():
     c = stats.compare([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
     assert all(math.isnan(x) for x in (c.ratio, c.ci_low, c.ci_high)) and (c.p_value, c.verdict) == (1.0, "no change")
+
+
+def test_edges_two_processes_small_values_and_messages():
+    c = stats.compare([0.5, 0.52], [0.6, 0.61])  # two processes each are enough for a test and an interval
+    assert c.ratio == pytest.approx(1.2) and c.ci_low < c.ci_high
+    assert c.p_value == pytest.approx(sps.mannwhitneyu([0.5, 0.52], [0.6, 0.61], alternative="two-sided").pvalue)
+    k = stats.compare([0.5, 0.5], [0.6, 0.6])
+    assert (k.ratio, k.p_value, k.verdict) == (pytest.approx(1.2), 0.0, "slower")
+    s = stats.nist_summary([1.0, 3.0])
+    assert s.std == pytest.approx(math.sqrt(2.0)) and s.value == 2.0
+    with pytest.raises(ValueError, match="^no samples$"):
+        stats.nist_summary([])
+    with pytest.raises(ValueError, match="^no processes$"):
+        stats.estimate([], "min")

@@ -950,3 +950,27 @@ def test_loader_rows_code_bytes_and_row_names(tmp_path):
                     "aes/ttable@gcc-O3@host": "AES [ttable]", "aes/small@gcc-O3@host": "AES [small]"}
     empty = results.load(synth.write_run(tmp_path / "e", []).name, tmp_path / "e")
     assert empty.empty and list(empty.columns) == list(results.COLUMNS)
+
+
+def test_raw_samples_to_quantities_exactly():
+    from lab import quantities as qs
+
+    procs = [{128: {"encrypt": {"per_sample": 4, "ns": [400]},  # one sample is a sample
+                    "decrypt": {"per_sample": 4, "ns": []},  # none: skipped, the others still read
+                    "key_setup": {"per_sample": 2, "ns": [1000, 900]}}},
+             {128: {"encrypt": {"per_sample": 4, "ns": [420, 404]}, "decrypt": {"per_sample": 4, "ns": [440]},
+                    "key_setup": {"per_sample": 2, "ns": [950]}}}]
+    got = {q.metric: q for q in qs.timing_quantities(procs, 64, "clock-monotonic")}
+    assert set(got) == {"encrypt_speed", "decrypt_speed", "key_setup_speed"}
+    e, d, k = got["encrypt_speed"], got["decrypt_speed"], got["key_setup_speed"]
+    assert (e.per_process, e.samples, e.unit, e.rate_work, e.counter) == ([100.0, 101.0], [100.0, 105.0, 101.0],
+                                                                         "Kbit/s", 64e6, "clock-monotonic")
+    assert (d.per_process, k.per_process, k.unit, k.rate_work) == ([110.0], [450.0, 475.0], "keys/s", 2e9)
+    ops = [{"key_size": 128, "op": "encrypt", "n": 4, "calls": 2, "counter": "c", "unit": "u", "deltas": []},
+           {"key_size": 128, "op": "null", "n": 1, "calls": 1, "counter": "c", "unit": "u", "deltas": [10, 12]},
+           {"key_size": 128, "op": "encrypt", "n": 16, "calls": 2, "counter": "c", "unit": "u",
+            "deltas": [10 + 32 * 300, 10 + 32 * 301]}]
+    null, enc = sorted(qs.cycle_quantities([ops], prefix="insn_"), key=lambda q: q.metric != "insn_null_overhead")
+    assert (null.metric, null.per_process, null.resolution) == ("insn_null_overhead", [10.0], 1.0)
+    assert (enc.metric, enc.n_blocks, enc.per_process, enc.samples, enc.resolution) == \
+        ("insn_encrypt_per_block", 16, [300.0], [300.0, 301.0], 1 / 32)  # exact counts: one instruction
