@@ -27,6 +27,27 @@ from . import store
 KILLED = {"killed", "timeout"}
 
 
+def _diff(root: Path, name: str) -> str:
+    """The changed lines of one mutant, read from mutmut's generated file (one `mutmut show` per mutant would
+    take a second each)."""
+    import ast
+    import difflib
+
+    module, func = name.rsplit(".", 1)
+    path = root / "mutants" / (module.replace(".", "/") + ".py")
+    try:
+        src = path.read_text()
+        funcs = {n.name: ast.get_source_segment(src, n) for n in ast.walk(ast.parse(src))
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    except (OSError, SyntaxError):
+        return ""
+    orig, mutant = funcs.get(func.split("__mutmut_")[0] + "__mutmut_orig"), funcs.get(func)
+    if not orig or not mutant:
+        return ""
+    lines = difflib.unified_diff(orig.splitlines()[1:], mutant.splitlines()[1:], lineterm="", n=0)
+    return "\n".join(x for x in lines if x[:1] in "+-" and x[:3] not in ("---", "+++"))
+
+
 def _statuses(mutmut: str, lab: Lab, env: dict) -> dict[str, str]:
     listing = subprocess.run([mutmut, "results", "--all", "true"], cwd=lab.root, env=env, capture_output=True,
                              text=True).stdout
@@ -54,8 +75,7 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, survivors:
     per_module: dict[str, Counter] = defaultdict(Counter)
     for name, status in statuses.items():
         per_module[name.split(".x")[0].rsplit(".x", 1)[0] if ".x" in name else name][status] += 1
-    survivors = {n: subprocess.run([mutmut, "show", n], cwd=lab.root, env=env, capture_output=True,
-                                   text=True).stdout for n, s in statuses.items() if s not in KILLED}
+    survivors = {n: _diff(lab.root, n) for n, s in statuses.items() if s not in KILLED}
     killed = sum(1 for s in statuses.values() if s in KILLED)
     doc = {"format": "cipherlab-bench-mutation", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "machine": system.machine(), "seconds": round(seconds), "survivors_only": bool(names), "total": len(statuses), "killed": killed,
