@@ -263,3 +263,28 @@ def test_edges_two_processes_small_values_and_messages():
         stats.nist_summary([])
     with pytest.raises(ValueError, match="^no processes$"):
         stats.estimate([], "min")
+
+
+def test_every_field_of_an_estimate():
+    one = stats.estimate([7.0], "min", 0.9)
+    assert (one.estimate, one.estimator, one.processes, one.confidence) == (7.0, "min", 1, 0.9)
+    assert math.isnan(one.ci_low) and math.isnan(one.ci_high) and one.precision == math.inf
+    two = stats.estimate([7.0, 8.0], "min", 0.9)  # two processes: a bootstrap interval already
+    assert (two.estimate, two.estimator, two.processes, two.confidence) == (7.0, "min", 2, 0.9)
+    assert two.ci_low == 7.0 and 7.0 <= two.ci_high <= 8.0
+    flat = stats.estimate([5.0, 5.0, 5.0], "min", 0.8)
+    assert (flat.estimate, flat.ci_low, flat.ci_high, flat.estimator, flat.processes, flat.confidence) == \
+        (5.0, 5.0, 5.0, "min", 3, 0.8)
+    # only equal ends mean "constant": equal first two, or equal last two, values still get an interval
+    assert stats.estimate([5.0, 5.0] + [9.0] * 6, "min").ci_high == 9.0
+    assert stats.estimate([4.0] + [9.0] * 7, "min").ci_high == 9.0
+    assert stats.estimate([5.0, 5.0] + [9.0] * 6, "median").ci_low == 5.0
+    flatm = stats.estimate([5.0, 5.0, 5.0, 5.0], "median", 0.8)
+    assert (flatm.estimate, flatm.ci_low, flatm.ci_high, flatm.estimator, flatm.processes, flatm.confidence) == \
+        (5.0, 5.0, 5.0, "median", 4, 0.8)
+    med = stats.estimate([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], "median", 0.9)
+    ci = sps.quantile_test(np.arange(1.0, 10.0), q=5.0, p=0.5).confidence_interval(0.9)
+    assert (med.estimate, med.ci_low, med.ci_high, med.estimator, med.processes, med.confidence) == \
+        (5.0, ci.low, ci.high, "median", 9, 0.9)
+    few = stats.estimate([1.0, 2.0, 3.0], "median")  # too few processes for a 95 % interval of the median
+    assert few.estimate == 2.0 and math.isnan(few.ci_low) and math.isnan(few.ci_high)

@@ -78,7 +78,8 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, survivors:
     survivors = {n: _diff(lab.root, n) for n, s in statuses.items() if s not in KILLED}
     killed = sum(1 for s in statuses.values() if s in KILLED)
     doc = {"format": "cipherlab-bench-mutation", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "seconds": round(seconds), "survivors_only": bool(names), "total": len(statuses), "killed": killed,
+           "machine": system.machine(), "seconds": round(seconds), "survivors_only": bool(names),
+           "total": len(statuses), "killed": killed,
            "score": killed / len(statuses) if statuses else 0.0,
            "modules": {m: dict(c) for m, c in sorted(per_module.items())}, "statuses": statuses,
            "survivors": survivors}
