@@ -10,6 +10,9 @@ docs/testing.md.  Not in CI: it takes long (the README says how long).
 
 from __future__ import annotations
 
+import ast
+import difflib
+import functools
 import os
 import re
 import shutil
@@ -27,20 +30,22 @@ from . import store
 KILLED = {"killed", "timeout"}
 
 
+@functools.lru_cache(maxsize=None)
+def _functions(path: Path) -> dict[str, str]:
+    """Every function's source in one of mutmut's generated files (parsed once per file)."""
+    try:
+        src = path.read_text()
+        return {n.name: ast.get_source_segment(src, n) for n in ast.walk(ast.parse(src))
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    except (OSError, SyntaxError):
+        return {}
+
+
 def _diff(root: Path, name: str) -> str:
     """The changed lines of one mutant, read from mutmut's generated file (one `mutmut show` per mutant would
     take a second each)."""
-    import ast
-    import difflib
-
     module, func = name.rsplit(".", 1)
-    path = root / "mutants" / (module.replace(".", "/") + ".py")
-    try:
-        src = path.read_text()
-        funcs = {n.name: ast.get_source_segment(src, n) for n in ast.walk(ast.parse(src))
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    except (OSError, SyntaxError):
-        return ""
+    funcs = _functions(root / "mutants" / (module.replace(".", "/") + ".py"))
     orig, mutant = funcs.get(func.split("__mutmut_")[0] + "__mutmut_orig"), funcs.get(func)
     if not orig or not mutant:
         return ""
@@ -70,7 +75,13 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, survivors:
     if names or not survivors:
         subprocess.run([mutmut, "run", "--max-children", str(jobs or os.cpu_count() or 1), *names], cwd=lab.root,
                        env=env, stdout=subprocess.DEVNULL)
-    seconds = time.monotonic() - t0
+    return summarise(lab, time.monotonic() - t0, len(names), out, say)
+
+
+def summarise(lab: Lab, seconds: float, retested: int = 0, out: Path | None = None, say=print) -> dict:
+    """Score, per-module counts and every survivor's changed lines of the mutants folder as it is."""
+    mutmut = shutil.which("mutmut") or str(Path(sys.executable).parent / "mutmut")
+    env = {**os.environ, "CIPHERLAB_ROOT": str(lab.root)}
     statuses = _statuses(mutmut, lab, env)
     per_module: dict[str, Counter] = defaultdict(Counter)
     for name, status in statuses.items():
@@ -78,7 +89,7 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, survivors:
     survivors = {n: _diff(lab.root, n) for n, s in statuses.items() if s not in KILLED}
     killed = sum(1 for s in statuses.values() if s in KILLED)
     doc = {"format": "cipherlab-bench-mutation", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "seconds": round(seconds), "survivors_only": bool(names),
+           "machine": system.machine(), "seconds": round(seconds), "survivors_retested": retested,
            "total": len(statuses), "killed": killed,
            "score": killed / len(statuses) if statuses else 0.0,
            "modules": {m: dict(c) for m, c in sorted(per_module.items())}, "statuses": statuses,
@@ -87,6 +98,6 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, survivors:
         k = sum(v for s, v in c.items() if s in KILLED)
         say(f"  {m:<28} killed {k:5d}  survived {sum(c.values()) - k:5d}  ({dict(c)})")
     say(f"mutation score: {killed}/{len(statuses)} killed ({100 * doc['score']:.1f} %) in {seconds / 60:.0f} min"
-        + (f" (re-testing {len(names)} survivors)" if names else ""))
+        + (f" (re-testing {retested} survivors)" if retested else ""))
     store(lab.root, doc, "mutation", out, say)
     return doc
