@@ -35,7 +35,8 @@ def _functions(path: Path) -> dict[str, str]:
     """Every function's source in one of mutmut's generated files (parsed once per file)."""
     try:
         src = path.read_text()
-        return {n.name: ast.get_source_segment(src, n) for n in ast.walk(ast.parse(src))
+        lines = src.splitlines()
+        return {n.name: "\n".join(lines[n.lineno - 1:n.end_lineno]) for n in ast.walk(ast.parse(src))
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     except (OSError, SyntaxError):
         return {}
