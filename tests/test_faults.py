@@ -152,8 +152,10 @@ def test_sigkill_mid_run_then_resume_records_every_cell_exactly_once(tmp_path):
 
 
 def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_finishes_it(tmp_path):
-    # the quick profile: measuring takes long enough for Ctrl-C to land in the middle of it
-    m = matrix(tmp_path, "ciphers: [des, idea, rc6, twofish, serpent, mars]\ntoolchains: [gcc-O3]\nprofile: quick\n")
+    # enough cells that Ctrl-C lands in the middle of the run even when every cell reaches its precision in
+    # a fraction of a second (a quiet machine and warm builds)
+    m = matrix(tmp_path, "ciphers: [des, idea, rc6, twofish, serpent, mars, cast256, e2, loki97, magenta, dfc, "
+                         "saferplus]\ntoolchains: [gcc-O3, clang-O3]\nprofile: quick\n")
     p = start(tmp_path, *run_args(tmp_path, m, "--jobs", "1"))
     run_dir = _wait_for_cells(lambda: results.run_dirs(tmp_path / "results"), 1, p)
     p.send_signal(signal.SIGINT)
