@@ -72,28 +72,32 @@ def _first_line(text: str) -> str:
     return (lines[-1] if lines else text.strip().splitlines()[-1] if text.strip() else "")[:150]
 
 
+# enough cells that a signal after the first lands mid-run even when each cell takes a fraction of a second
+MANY = ("ciphers: [des, idea, rc6, twofish, serpent, mars, cast256, e2, loki97, magenta, dfc, saferplus]\n"
+        "toolchains: [gcc-O3, clang-O3]\nprofile: quick\n")
+
+
+def _interrupt_and_resume(s: Scenario, matrix: str, where: Path | None, after: int, sig: int):
+    """Start a run, send `sig` once `after` cells are recorded, then --resume it: (run dir, the interrupted
+    process, cells recorded and the run's status before the resume, the resume's result)."""
+    p = s.start(s.args(matrix, where, "--jobs", "1"))
+    d = s.wait_cells(p, where or s.tmp / "results", after)
+    p.send_signal(sig)
+    p.communicate(timeout=300)
+    before = (d / "cells.jsonl").read_text().count("\n"), results.read_run(d)[0].status
+    return d, p, before, s.lab_run(s.args(matrix, where, "--resume"))
+
+
 def kill_and_resume(s: Scenario) -> dict:
-    p = s.start(s.args(SLOW, None, "--jobs", "1"))
-    d = s.wait_cells(p, s.tmp / "results", 3)
-    p.send_signal(signal.SIGKILL)
-    p.communicate()
-    before = (d / "cells.jsonl").read_text().count("\n")
-    r = s.lab_run(s.args(SLOW, None, "--resume"))
+    d, _, (kept, _), r = _interrupt_and_resume(s, SLOW, None, 3, signal.SIGKILL)
     return {"fault": "SIGKILL of the lab mid-run, then --resume",
-            "did": f"kept {before} recorded cells; resume exit {r.returncode}, ran only the rest", "lost": lost(d)}
+            "did": f"kept {kept} recorded cells; resume exit {r.returncode}, ran only the rest", "lost": lost(d)}
 
 
 def ctrl_c(s: Scenario) -> dict:
-    matrix = "ciphers: [des, idea, rc6, twofish, serpent, mars]\ntoolchains: [gcc-O3]\nprofile: quick\n"
-    where = s.tmp / "results-int"
-    p = s.start(s.args(matrix, where, "--jobs", "1"))
-    d = s.wait_cells(p, where, 1)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=300)
-    meta, _ = results.read_run(d)
-    r = s.lab_run(s.args(matrix, where, "--resume"))
+    d, p, (_, status), r = _interrupt_and_resume(s, MANY, s.tmp / "results-int", 1, signal.SIGINT)
     return {"fault": "Ctrl-C mid-run, then --resume",
-            "did": f"exit {p.returncode}, run marked {meta.status}; resume exit {r.returncode}", "lost": lost(d)}
+            "did": f"exit {p.returncode}, run marked {status}; resume exit {r.returncode}", "lost": lost(d)}
 
 
 def two_runs(s: Scenario) -> dict:
