@@ -546,8 +546,7 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, tar
     """One measured quantity as a row: headline estimate + interval, NIST's value, spread."""
     est = stats.estimate(q.per_process, "min" if exact else estimator, confidence)
     nist = stats.nist_summary(q.samples)
-    lo, hi, med, mn, mx, sd = nist.value, nist.value, nist.median, nist.minimum, nist.maximum, nist.std
-    value = nist.value
+    value, med, mn, mx, sd = nist.value, nist.median, nist.minimum, nist.maximum, nist.std
     below = q.below_resolution or (not exact and q.metric.endswith(("ekey", "dkey", "init", "per_block"))
                                    and est.estimate <= 0)
     if q.rate_work is not None:  # a speed: reduce the costs, then convert (NIST converted its mean time)
@@ -555,7 +554,6 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, tar
         value, med = q.rate_work / nist.value, q.rate_work / nist.median
         mn, mx = q.rate_work / nist.maximum, q.rate_work / nist.minimum
         sd = value * nist.std / nist.value if nist.value else 0.0
-    del lo, hi
     row = {**base, "metric": q.metric, "key_size": q.key_size, "n_blocks": q.n_blocks, "unit": q.unit,
            "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high,
            "estimator": "exact" if exact else est.estimator, "processes": est.processes,
