@@ -10,6 +10,16 @@
 from pathlib import Path
 
 
+def header(name: str) -> dict:
+    """The fields every benchmark's JSON starts with: its format, the time and the machine's facts."""
+    from datetime import datetime, timezone
+
+    from .. import system
+
+    return {"format": f"cipherlab-bench-{name}", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": system.machine()}
+
+
 def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) -> Path:
     """Writes a benchmark's figures as JSON (default bench/results/<name>-<date and time>.json)."""
     import json

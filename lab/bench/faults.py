@@ -17,12 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import results, system
+from .. import results
 from ..config import Lab
-from . import store
+from . import header, store
 
 SLOW = "ciphers: [des, 3des, idea, rc6, twofish, serpent]\ntoolchains: [gcc-O3, clang-O3]\nprofile: smoke\n"
 
@@ -223,8 +222,7 @@ def bench(lab: Lab, out: Path | None = None, say=print) -> dict:
             row["seconds"] = round(time.monotonic() - t0, 1)
             say(f"  {row['fault']}: lost {row['lost']} ({row['seconds']} s)")
             rows.append(row)
-    doc = {"format": "cipherlab-bench-faults", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "rows": rows}
+    doc = {**header("faults"), "rows": rows}
     say(format_table(rows))
     store(lab.root, doc, "faults", out, say)
     return doc

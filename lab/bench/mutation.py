@@ -20,12 +20,10 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import system
 from ..config import Lab
-from . import store
+from . import header, store
 
 KILLED = {"killed", "timeout"}
 
@@ -89,8 +87,7 @@ def summarise(lab: Lab, seconds: float, retested: int = 0, out: Path | None = No
         per_module[name.split(".x")[0].rsplit(".x", 1)[0] if ".x" in name else name][status] += 1
     survivors = {n: _diff(lab.root, n) for n, s in statuses.items() if s not in KILLED}
     killed = sum(1 for s in statuses.values() if s in KILLED)
-    doc = {"format": "cipherlab-bench-mutation", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "seconds": round(seconds), "survivors_retested": retested,
+    doc = {**header("mutation"), "seconds": round(seconds), "survivors_retested": retested,
            "total": len(statuses), "killed": killed,
            "score": killed / len(statuses) if statuses else 0.0,
            "modules": {m: dict(c) for m, c in sorted(per_module.items())}, "statuses": statuses,

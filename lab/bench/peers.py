@@ -9,12 +9,11 @@ fastest peer, as the ratio of costs (below 1: ours is faster) with its interval.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import results, system
+from .. import results
 from ..config import Lab
-from . import store
+from . import header, store
 from ..report.analysis import versus_libraries
 from ..run import RunRequest, run
 
@@ -27,8 +26,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, profile=None, out: Path | Non
                             build_dir=lab.root / "build"))
     df = results.load(o.run_dir)
     rows = versus_libraries(df)
-    doc = {"format": "cipherlab-bench-peers", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "run": str(o.run_dir.relative_to(lab.root)), "counts": o.counts, "rows": rows}
+    doc = {**header("peers"), "run": str(o.run_dir.relative_to(lab.root)), "counts": o.counts, "rows": rows}
     say(format_table(rows))
     say(f"run: {o.run_dir}")
     store(lab.root, doc, "peers", out, say)

@@ -12,16 +12,15 @@ p90 <= 3 %, max <= 10 %, tau >= 0.95.  The figures are printed and stored as JSO
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from .. import results, system
+from .. import results
 from ..config import Lab
-from . import store
+from . import header, store
 from ..run import RunRequest, run
 
 KINDS = {
@@ -100,8 +99,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
         runs.append(o.run_dir)
     a, b = results.load(runs[0]), results.load(runs[1])
     d = differences(a, b)
-    doc = {"format": "cipherlab-bench-repeatability", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "runs": [str(r.relative_to(lab.root)) for r in runs],
+    doc = {**header("repeatability"), "runs": [str(r.relative_to(lab.root)) for r in runs],
            "wall_seconds": [round(w, 1) for w in walls], "options": {"ciphers": ciphers, "toolchains": toolchains,
                                                                      "implementations": implementations,
                                                                      "profile": profile or "quick"},

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import shutil
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import system
 from ..config import Lab
-from . import store
+from . import header, store
 from ..run import RunRequest, run
 
 TARGETS = ["x86_64", "sparc64", "mips64"]
@@ -36,8 +34,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, targets=None, profile=None, o
         rows.append({"executor": executor, "jobs": jobs, "seconds": round(time.monotonic() - t0, 1),
                      "cells": sum(o.counts.values()), "counts": o.counts, "run": str(o.run_dir.relative_to(lab.root))})
         shutil.rmtree(build, ignore_errors=True)
-    doc = {"format": "cipherlab-bench-scale", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "machine": system.machine(), "rows": rows, "speedup": round(rows[0]["seconds"] / rows[1]["seconds"], 2)}
+    doc = {**header("scale"), "rows": rows, "speedup": round(rows[0]["seconds"] / rows[1]["seconds"], 2)}
     for r in rows:
         say(f"  {r['executor']:<6} {r['seconds']:7.1f} s  {r['cells']} cells  {r['counts']}")
     say(f"  speed-up of the two-worker cluster over the serial run: {doc['speedup']}x")
