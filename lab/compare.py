@@ -69,26 +69,32 @@ def _select(df: pd.DataFrame, metrics) -> pd.DataFrame:
 def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str, threshold: float = 0.03,
                    metrics=None) -> Table:
     """Quantities of b against the same quantities of a, matched on `key` + metric, key size, n_blocks."""
+    return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics))
+
+
+def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, metrics) -> list[Row]:
+    """One row per quantity both frames measured, sorted by item, metric, key size and blocks per call."""
     on = [key, "metric", "key_size", "n_blocks"]
     sa, sb = _select(a, metrics), _select(b, metrics)
     m = sa.merge(sb, on=on, suffixes=("_a", "_b"))
-    t = Table(a_name, b_name, threshold)
+    rows: list[Row] = []
     for _, r in m.iterrows():
         speed = r.metric.endswith("speed")
         exact = r.estimator_a == "exact" or r.estimator_b == "exact"
         if exact or r.per_process_a is None or r.per_process_b is None:
             ratio = r.estimate_b / r.estimate_a if speed else r.estimate_a / r.estimate_b
             verdict = "no change" if abs(ratio - 1) <= threshold else ("faster" if ratio > 1 else "slower")
-            t.rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
-                              ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict))
+            rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
+                            ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict))
             continue
-        c = stats.compare(list(r.per_process_a), list(r.per_process_b), r.estimator_a if r.estimator_a in
-                          stats.ESTIMATORS else "min", threshold=threshold)  # cost ratio B/A
+        # cost ratio B/A; rows with per-process values are estimated by "min" or "median" (exact counts and facts
+        # took the branch above)
+        c = stats.compare(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold=threshold)
         speedup, lo, hi = 1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low
-        t.rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, speedup,
-                          lo, hi, c.p_value, c.verdict))
-    t.rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks or 0))
-    return t
+        rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, speedup,
+                        lo, hi, c.p_value, c.verdict))
+    rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks))  # n_blocks: NaN except for per-block rows
+    return rows
 
 
 def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: str | None = None,
@@ -116,10 +122,9 @@ def compare_toolchains(df: pd.DataFrame, threshold: float = 0.03, metrics=None, 
     for tc in toolchains:
         if tc == base:
             continue
-        t = compare_frames(a, df[df.toolchain == tc], "item", base, tc, threshold, metrics)
-        for r in t.rows:
+        for r in compare_rows(a, df[df.toolchain == tc], "item", threshold, metrics):
             r.item = f"{r.item} {tc}"
-        out.rows += t.rows
+            out.rows.append(r)
     return out
 
 

@@ -541,22 +541,25 @@ def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
             "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None}
 
 
-def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, target: float | None,
-                 exact: bool = False) -> dict:
-    """One measured quantity as a row: headline estimate + interval, NIST's value, spread."""
+def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, target: float | None) -> dict:
+    """One measured quantity as a row: headline estimate + interval, NIST's value, spread.  `estimator` "exact"
+    is an instruction count (one process, the smallest count; no precision target)."""
+    exact = estimator == "exact"
     est = stats.estimate(q.per_process, "min" if exact else estimator, confidence)
     nist = stats.nist_summary(q.samples)
     value, med, mn, mx, sd = nist.value, nist.median, nist.minimum, nist.maximum, nist.std
+    # a cost within one counter step of the empty call's has no value to show, only a bound: lab.quantities marks
+    # it; a cost estimate at or below 0 never shows either
     below = q.below_resolution or (not exact and q.metric.endswith(("ekey", "dkey", "init", "per_block"))
                                    and est.estimate <= 0)
     if q.rate_work is not None:  # a speed: reduce the costs, then convert (NIST converted its mean time)
         est = est.inverted(q.rate_work)
         value, med = q.rate_work / nist.value, q.rate_work / nist.median
         mn, mx = q.rate_work / nist.maximum, q.rate_work / nist.minimum
-        sd = value * nist.std / nist.value if nist.value else 0.0
+        sd = value * nist.std / nist.value  # costs are positive: a timed sample is never 0 ns
     row = {**base, "metric": q.metric, "key_size": q.key_size, "n_blocks": q.n_blocks, "unit": q.unit,
            "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high,
-           "estimator": "exact" if exact else est.estimator, "processes": est.processes,
+           "estimator": estimator, "processes": est.processes,
            "precision": 0.0 if exact else est.precision, "precision_target": None if exact else target,
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
@@ -596,7 +599,7 @@ def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
             rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target))
     if c.icount is not None:
         for q in cycle_quantities([[o.model_dump() for o in c.icount.ops]], prefix="insn_"):
-            rows.append(quantity_row(base, q, "min", 0.95, None, exact=True))
+            rows.append(quantity_row(base, q, "exact", 0.95, None))
     return rows
 
 
@@ -619,7 +622,7 @@ def with_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df
     ours = df["impl_class"] != "peer"
     n = df[ours].groupby("cipher")["implementation"].nunique()
-    multi = df["cipher"].map(n).fillna(1) > 1
+    multi = df["cipher"].map(n) > 1  # NaN (a cipher with only peers' code): not several of ours
     return df.assign(row=df["label"].where(~(multi & ours), df["label"] + " [" + df["implementation"] + "]"))
 
 
@@ -636,4 +639,4 @@ def load_cells(runs=None, results_dir: Path | str = "results") -> pd.DataFrame:
                          "kat_records": c.kat.records if c.kat else None, "seconds": c.seconds,
                          "processes": len(m.timing) if m else None, "stopped": m.stopped if m else None,
                          "icount_note": c.icount_note})
-    return with_rows(pd.DataFrame(rows)) if rows else pd.DataFrame(rows)
+    return with_rows(pd.DataFrame(rows))

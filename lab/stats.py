@@ -94,7 +94,7 @@ def estimate(per_process: Sequence[float], estimator: str = "min", confidence: f
         raise ValueError("no processes")
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator '{estimator}' (one of {ESTIMATORS})")
-    nan = float("nan")
+    nan = math.nan
     if estimator == "min":
         point = float(a[0])
         if a.size < 2:
@@ -108,10 +108,9 @@ def estimate(per_process: Sequence[float], estimator: str = "min", confidence: f
     point = float(np.median(a))
     if a[0] == a[-1]:
         return Estimate(point, point, point, "median", int(a.size), confidence)
+    # an end the order statistics cannot bound (too few processes) is NaN (scipy's value)
     ci = sps.quantile_test(a, q=point, p=0.5).confidence_interval(confidence)
-    low, high = float(ci.low), float(ci.high)
-    return Estimate(point, low if math.isfinite(low) else nan, high if math.isfinite(high) else nan, "median",
-                    int(a.size), confidence)
+    return Estimate(point, float(ci.low), float(ci.high), "median", int(a.size), confidence)
 
 
 def counter_step(deltas: Sequence[int]) -> int:
@@ -138,7 +137,7 @@ def compare(a: Sequence[float], b: Sequence[float], estimator: str = "min", conf
     needs both a significant Mann-Whitney U test and a ratio outside
     1 +- threshold (the noise a repeated run shows), else "no change"."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    ea, eb = estimate(xa, estimator, confidence).estimate, estimate(xb, estimator, confidence).estimate
+    ea, eb = estimate(xa, estimator).estimate, estimate(xb, estimator).estimate  # points: no interval needed
     if not ea > 0:  # against nothing: no ratio, no verdict
         return Comparison(math.nan, math.nan, math.nan, 1.0, "no change")
     ratio = eb / ea

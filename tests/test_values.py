@@ -474,10 +474,10 @@ def test_key_size_rule_and_section_5_1_normalisation_by_hand():
 
     df = pd.DataFrame({"cell": ["aes", "aes", "aes", "des", "3des", "x"], "key_size": [128, 192, 256, 64, 192, 256],
                        "v": [1, 2, 3, 4, 5, 6]})
-    picked = tables.at_key_size(df)
+    picked = tables.at_key_size(df, 128)
     assert list(picked.v) == [1, 4, 5, 6]  # 128 where the cell has it, else the cell's smallest
     assert list(tables.at_key_size(df, 192).v) == [2, 4, 5, 6]
-    assert tables.at_key_size(df.iloc[0:0]).empty
+    assert tables.at_key_size(df.iloc[0:0], 128).empty
     t = pd.DataFrame({"g": ["a", "a", "b", "b"], "enc_time": [2.0, 4.0, 10.0, 30.0], "key_time": [8.0, 2.0, 1.0, 3.0],
                       "name": ["p", "q", "r", "s"]})
     whole = tables.normalise(t)  # each column divided by its smallest over all rows
@@ -675,7 +675,7 @@ def test_platform_and_instruction_averages_over_toolchains(tmp_path):
              synth.cell("rc6", "ref", "gcc-O3", target="sparc64", emulated=True, key_sizes=(128,),
                         timing=_timing(900.0, 900.0), icount=ops(320))]
     df = results.load(synth.write_run(tmp_path, cells).name, tmp_path)
-    pa = analysis.platform_averages(df)
+    pa = analysis.platform_averages(df, "encrypt_speed")
     assert list(pa.columns) == ["target", "emulated", "row", "cipher", "value", "ci_low", "ci_high", "n_toolchains",
                                 "spread"]
     assert [(r.target, r.cipher, r.n_toolchains) for r in pa.itertuples()] == [("host", "des", 1), ("host", "rc6", 2),
@@ -697,7 +697,7 @@ def test_platform_and_instruction_averages_over_toolchains(tmp_path):
     assert analysis.instruction_averages(df, n_blocks=16).insns.tolist() == [7.0, 7.0, 7.0]
     empty = analysis.instruction_averages(df[df.metric != "insn_encrypt_per_block"])
     assert empty.empty and list(empty.columns) == ["target", "emulated", "row", "cipher", "value", "insns"]
-    e2 = analysis.platform_averages(df[df.metric != "encrypt_speed"])
+    e2 = analysis.platform_averages(df[df.metric != "encrypt_speed"], "encrypt_speed")
     assert e2.empty and list(e2.columns) == list(pa.columns)
 
 
@@ -910,7 +910,7 @@ def test_quantity_row_from_its_definitions():
     r = results.quantity_row({}, fine, "min", 0.95, 0.02)
     assert (r["below_resolution"], r["bound"], r["estimate"], r["value"], r["median"], r["std"]) == \
         (False, None, 50.0, 50.5, 50.5, pytest.approx(stats.nist_summary(fine.samples).std))
-    for m in ("dkey", "init"):  # the other per-call costs are checked against zero too
+    for m in ("dkey", "init", "encrypt_per_block", "decrypt_per_block"):  # every other cost is checked too
         z = Quantity(m, 128, None, "tsc_ticks", "x", per_process=[0.0] * 6, samples=[0.0] * 6, resolution=2.6)
         assert results.quantity_row({}, z, "min", 0.95, 0.02)["below_resolution"] is True
     speed0 = Quantity("null_overhead", 128, None, "tsc_ticks", "x", per_process=[0.0] * 6, samples=[0.0] * 6)
@@ -919,11 +919,11 @@ def test_quantity_row_from_its_definitions():
     # exact counts: the one value, no interval to reach, no target
     ex = Quantity("insn_encrypt_per_block", 128, 128, "guest_insns", "qemu-insn-region", per_process=[300.0],
                   samples=[300.0], resolution=1 / 128)
-    e = results.quantity_row({}, ex, "median", 0.95, 0.02, exact=True)
+    e = results.quantity_row({}, ex, "exact", 0.95, 0.02)
     assert (e["estimate"], e["estimator"], e["precision"], e["precision_target"], e["precision_met"]) == \
         (300.0, "exact", 0.0, None, True)
     zero = Quantity("insn_ekey", 128, None, "guest_insns", "q", per_process=[0.0], samples=[0.0], resolution=1)
-    assert results.quantity_row({}, zero, "min", 0.95, 0.02, exact=True)["below_resolution"] is False
+    assert results.quantity_row({}, zero, "exact", 0.95, 0.02)["below_resolution"] is False
 
 
 def test_loader_rows_code_bytes_and_row_names(tmp_path):

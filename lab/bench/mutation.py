@@ -48,7 +48,11 @@ def _diff(root: Path, name: str) -> str:
     orig, mutant = funcs.get(func.split("__mutmut_")[0] + "__mutmut_orig"), funcs.get(func)
     if not orig or not mutant:
         return ""
-    lines = difflib.unified_diff(orig.splitlines()[1:], mutant.splitlines()[1:], lineterm="", n=0)
+    # the first line names the function (x_f__mutmut_orig / x_f__mutmut_7): compare it without the name, so that
+    # a changed default argument shows
+    base = func.split("__mutmut_")[0]
+    lines = difflib.unified_diff(orig.replace(base + "__mutmut_orig(", base + "(", 1).splitlines(),
+                                 mutant.replace(func + "(", base + "(", 1).splitlines(), lineterm="", n=0)
     return "\n".join(x for x in lines if x[:1] in "+-" and x[:3] not in ("---", "+++"))
 
 

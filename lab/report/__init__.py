@@ -62,7 +62,7 @@ def _estimator_words(est: str) -> str:
 
 
 def _section_platforms(df: pd.DataFrame) -> dict:
-    avg = analysis.platform_averages(df)
+    avg = analysis.platform_averages(df, "encrypt_speed")
     norm_avg = analysis.normalised_platform(df)
     out = []
     for target, g in avg.groupby("target", sort=False):

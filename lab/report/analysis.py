@@ -10,28 +10,29 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from .tables import RANKED, at_key_size, key_and_encryption_times, normalise, row_labels
+from .tables import RANKED, at_key_size, key_and_encryption_times, normalise
 
 HEADLINE_KEY = 128
 
 
-def _at_key(df: pd.DataFrame, metric: str, key_size: int = HEADLINE_KEY, ranked: bool = True) -> pd.DataFrame:
-    """Rows of one metric at key_size (or the cipher's smallest key when it has no such size), ok cells,
-    portable implementations only when ranked."""
-    sel = df[(df.metric == metric) & (df.status == "ok")]
-    if ranked:
-        sel = sel[sel.impl_class == RANKED]
-    return at_key_size(sel.copy(), key_size)
+def _at_key(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows of one metric of ok cells at the headline key size (or the cipher's smallest key when it has no
+    such size), every class of implementation."""
+    return at_key_size(df[(df.metric == metric) & (df.status == "ok")].copy(), HEADLINE_KEY)
 
 
-def platform_averages(df: pd.DataFrame, metric: str = "encrypt_speed") -> pd.DataFrame:
+def _portable(df: pd.DataFrame) -> pd.DataFrame:
+    """The implementations that are ranked: portable C."""
+    return df[df.impl_class == RANKED]
+
+
+def platform_averages(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per target: each portable row's estimate averaged over the toolchains (NIST Figs. 3, 5, 6), with the
     mean of the interval ends as its interval."""
-    sel = _at_key(df, metric)
+    sel = _at_key(_portable(df), metric)
     cols = ["target", "emulated", "row", "cipher", "value", "ci_low", "ci_high", "n_toolchains", "spread"]
     if sel.empty:
         return pd.DataFrame(columns=cols)
-    sel["row"] = row_labels(sel)
     g = sel.groupby(["target", "emulated", "row", "cipher"])
     out = g.agg(value=("estimate", "mean"), ci_low=("ci_low", "mean"), ci_high=("ci_high", "mean"),
                 n_toolchains=("estimate", "count"), lo=("estimate", "min"), hi=("estimate", "max")).reset_index()
@@ -42,10 +43,9 @@ def platform_averages(df: pd.DataFrame, metric: str = "encrypt_speed") -> pd.Dat
 def instruction_averages(df: pd.DataFrame, n_blocks: int = 128) -> pd.DataFrame:
     """Per target: Encrypt-n guest instructions per block averaged over toolchains, as a rate (bits encrypted
     per 1000 guest instructions, higher is better) so it ranks like a speed."""
-    sel = _at_key(df[df.n_blocks == n_blocks], "insn_encrypt_per_block")
+    sel = _at_key(_portable(df[df.n_blocks == n_blocks]), "insn_encrypt_per_block")
     if sel.empty:
         return pd.DataFrame(columns=["target", "emulated", "row", "cipher", "value", "insns"])
-    sel["row"] = row_labels(sel)
     sel["rate"] = sel.block_bits * 1000.0 / sel.estimate
     out = sel.groupby(["target", "emulated", "row", "cipher"]).agg(value=("rate", "mean"), insns=("estimate", "mean"))
     return out.reset_index().sort_values(["target", "value"], ascending=[True, False]).reset_index(drop=True)
@@ -56,11 +56,9 @@ def normalised_platform(df: pd.DataFrame) -> pd.DataFrame:
     enc = platform_averages(df, "encrypt_speed")
     key = platform_averages(df, "key_setup_speed")
     cols = ["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]
-    if enc.empty or key.empty:
-        return pd.DataFrame(columns=cols)
     m = enc.merge(key, on=["target", "emulated", "row", "cipher"], suffixes=("_enc", "_key"))
-    m["enc_time"] = 1.0 / m.value_enc
-    m["key_time"] = 1.0 / m.value_key
+    # times are reciprocal speeds; only their ratio to the best counts
+    m["enc_time"], m["key_time"] = np.reciprocal(m.value_enc.astype(float)), np.reciprocal(m.value_key.astype(float))
     return normalise(m, by=["target"])[cols]
 
 
@@ -80,25 +78,24 @@ def top_performers(avg: pd.DataFrame, classes: int = 3, insn: pd.DataFrame | Non
     group of every hardware platform.  Emulated platforms are grouped by guest instructions per block (from
     `insn`) when available, since their wall-clock speed measures QEMU."""
     groups: dict[str, dict] = {}
-    emulated = set(avg[avg.emulated.astype(bool)].target) if not avg.empty else set()
-    parts = [avg[~avg.target.isin(emulated)]] if emulated else [avg]
-    if emulated:
-        by_insn = insn[insn.target.isin(emulated)] if insn is not None and not insn.empty else insn
-        have = set(by_insn.target) if by_insn is not None and not by_insn.empty else set()
-        parts += [by_insn.assign(basis="guest instructions")] if have else []
-        parts.append(avg[avg.target.isin(emulated - have)])
-    nonempty = [p for p in parts if p is not None and not p.empty]
+    emulated = set(avg[avg.emulated.astype(bool)].target)
+    parts = [avg[~avg.target.isin(emulated)]]
+    have: set = set()
+    if emulated and insn is not None:
+        by_insn = insn[insn.target.isin(emulated)]
+        have = set(by_insn.target)
+        parts.append(by_insn)
+    parts.append(avg[avg.target.isin(emulated - have)])
+    nonempty = [p for p in parts if not p.empty]
     data = pd.concat(nonempty) if nonempty else avg
     for target, g in data.groupby("target"):
-        breaks = natural_breaks(list(g.value), classes)
-        if len(breaks) < 2:
-            continue
+        breaks = natural_breaks(list(g.value), classes)  # at least [lowest, highest]: g has a row
         edges = breaks[1:-1]
-        group_of = {row: 1 + sum(v <= e for e in edges[::-1]) for row, v in zip(g.row, g.value)}  # 1 = fastest
+        group_of = {row: 1 + sum(v <= e for e in edges) for row, v in zip(g.row, g.value)}  # 1 = fastest
         n_groups = len(edges) + 1
         groups[target] = {
             "emulated": bool(g.emulated.iloc[0]),
-            "basis": g["basis"].iloc[0] if "basis" in g and isinstance(g["basis"].iloc[0], str) else "Kbit/s",
+            "basis": "guest instructions" if target in have else "Kbit/s",
             "breaks": breaks,
             "groups": [sorted(r for r, k in group_of.items() if k == i) for i in range(1, n_groups + 1)],
         }
@@ -109,10 +106,9 @@ def top_performers(avg: pd.DataFrame, classes: int = 3, insn: pd.DataFrame | Non
 
 def compilers_relative(df: pd.DataFrame) -> pd.DataFrame:
     """Per row and target: each toolchain's encryption speed estimate / the best toolchain's."""
-    sel = _at_key(df, "encrypt_speed", ranked=False)
+    sel = _at_key(df, "encrypt_speed")
     if sel.empty:
         return pd.DataFrame()
-    sel["row"] = row_labels(sel)
     sel["relative"] = sel.estimate / sel.groupby(["target", "row"]).estimate.transform("max")
     return sel.pivot_table(index=["target", "row"], columns="toolchain", values="relative").sort_index()
 
@@ -122,7 +118,6 @@ def correctness_matrix(cells: pd.DataFrame) -> dict:
     if cells.empty:
         return {"columns": [], "rows": []}
     c = cells.copy()
-    c["row"] = row_labels(c)
     cols = sorted({(t, tc) for t, tc in zip(c.target, c.toolchain)})
     rows = []
     for row, g in c.groupby("row"):
@@ -141,21 +136,15 @@ def memory_table(df: pd.DataFrame) -> pd.DataFrame:
     if facts.empty:
         return pd.DataFrame(columns=cols)
     facts = facts.copy()
-    facts["row"] = row_labels(facts)
-    facts = facts.assign(pref=facts.toolchain.map(lambda t: 0 if t == "gcc-O3" else 1)).sort_values("pref")
+    facts = facts.assign(pref=facts.toolchain != "gcc-O3").sort_values("pref", kind="stable")
     mem = facts.groupby(["row", "cipher", "implementation", "impl_class", "metric"]).estimate.first() \
         .unstack("metric").reset_index()
     for col in ("table_bytes", "key_schedule_bytes", "code_bytes"):
         if col not in mem:
             mem[col] = np.nan
     mem["memory_bytes"] = mem.table_bytes.fillna(0) + mem.key_schedule_bytes.fillna(0)
-    speed = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed", ranked=False)
-    mem["encrypt_speed"] = np.nan
-    if not speed.empty:
-        speed = speed.copy()
-        speed["row"] = row_labels(speed)
-        best = speed.groupby("row").estimate.max()
-        mem["encrypt_speed"] = mem.row.map(best)
+    best = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed").groupby("row").estimate.max()
+    mem["encrypt_speed"] = mem.row.map(best).astype(float)  # NaN: no hardware speed
     return mem[cols].sort_values(["cipher", "implementation"]).reset_index(drop=True)
 
 
@@ -163,9 +152,7 @@ def versus_libraries(df: pd.DataFrame) -> list[dict]:
     """Per hardware target, toolchain and cipher: our fastest implementation of a kind against the fastest peer
     of the same kind (portable C or scalar assembly against our portable code; hardware against hardware), as
     the ratio of costs ours / peer with its interval (below 1: ours is faster)."""
-    sel = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed", ranked=False)
-    if sel.empty or not (sel.impl_class == "peer").any():
-        return []
+    sel = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed")
     kind_of_peer = {"portable": "portable", "asm": "portable", "simd": "simd", "hardware": "hardware"}
     out = []
     for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
@@ -179,7 +166,7 @@ def versus_libraries(df: pd.DataFrame) -> list[dict]:
                 continue
             a = ours.loc[ours.estimate.idxmax()]
             b = theirs.loc[theirs.estimate.idxmax()]
-            cmp = stats.compare(b.per_process, a.per_process, "min")  # costs: ours / peer
+            cmp = stats.compare(b.per_process, a.per_process)  # costs: ours / peer, best cases
             out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
                         "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
                         "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
@@ -195,7 +182,7 @@ def kendall_tau(ours: list[str], theirs: list[str]) -> tuple[float, int, float]:
 
     common = [x for x in ours if x in theirs]
     if len(common) < 3:
-        return float("nan"), len(common), float("nan")
+        return math.nan, len(common), math.nan
     a = [ours.index(x) for x in common]
     b = [theirs.index(x) for x in common]
     res = kendalltau(a, b, method="exact", alternative="greater")

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from . import analysis
@@ -20,24 +22,23 @@ ROUND1_KEY = 128
 
 
 def _ours(df: pd.DataFrame, metric: str, **where) -> pd.DataFrame:
-    sel = df[(df.metric == metric) & (df.status == "ok") & (df.impl_class == RANKED) & df.round1.astype(bool)
+    sel = df[(df.metric == metric) & (df.status == "ok") & (df.impl_class == RANKED) & df.round1.eq(True)
              & ~df.emulated.astype(bool)]
     for k, v in where.items():
         sel = sel[sel[k] == v]
     if sel.empty:
         return sel
     if sel["default"].notna().any():
-        sel = sel[sel["default"].fillna(False).astype(bool)]
+        sel = sel[sel["default"].eq(True)]  # NaN (a format-1 run beside format-2 ones): not the default
     else:  # format-1 results do not say which implementation is the default: the fastest stands for the cipher
-        keys = ["target", "toolchain", "cipher", "key_size"] + (["n_blocks"] if "n_blocks" in where else [])
-        best = sel.groupby(keys).estimate
+        best = sel.groupby(["target", "toolchain", "cipher", "key_size"]).estimate  # n_blocks: one, in `where`
         sel = sel.loc[best.idxmax() if metric.endswith("speed") else best.idxmin()]
     return at_key_size(sel, ROUND1_KEY)
 
 
 def _plain(d: pd.DataFrame) -> pd.DataFrame:
     """NIST's main rows: without the 64-bit variants (DFC-64, HPC-64)."""
-    return d[d.variant.fillna("").astype(str) == ""]
+    return d[d.variant == ""]
 
 
 def comparison(df: pd.DataFrame, metas: list) -> dict:
@@ -65,14 +66,14 @@ def comparison(df: pd.DataFrame, metas: list) -> dict:
                 continue
             their_rank = analysis.rank(theirs.set_index("cipher").value)
             tau, n, p = analysis.kendall_tau(our_rank, their_rank)
-            taus.append({"target": target, "toolchain": tc, "table": table, "heading": heading.get(table, table),
+            taus.append({"target": target, "toolchain": tc, "table": table, "heading": heading[table],
                          "tau": tau, "n": n, "p": p})
             ranks.setdefault(f"NIST {table}", their_rank)
     ciphers = sorted({c for r in ranks.values() for c in r})
     table_rows = [{"cipher": c, "ranks": {k: (r.index(c) + 1 if c in r else None) for k, r in ranks.items()}}
                   for c in ciphers]
     first = next(iter(ranks), None)
-    table_rows.sort(key=lambda r: (r["ranks"].get(first) or 99) if first else r["cipher"])
+    table_rows.sort(key=lambda r: r["ranks"].get(first) or math.inf)  # stable: unranked ones by name
 
     # cycles per block relative to the median cipher of the common set
     side = []
@@ -82,7 +83,8 @@ def comparison(df: pd.DataFrame, metas: list) -> dict:
                         & (gladman.language == "C")]).groupby("cipher").value.mean()
     oc = _ours(df, "encrypt_per_block", n_blocks=128)
     for (target, tc), g in oc.groupby(["target", "toolchain"]):
-        mine = g.set_index("cipher").estimate
+        rows = g.set_index("cipher")
+        mine = rows.estimate
         common = sorted(set(mine.index) & set(vc.index))
         if len(common) < 3:
             continue
@@ -92,7 +94,7 @@ def comparison(df: pd.DataFrame, metas: list) -> dict:
         for cipher in common:
             ours_rel, nist_rel = mine[cipher] / m_med, vc[cipher] / v_med
             side.append({"target": target, "toolchain": tc, "cipher": cipher, "ours": mine[cipher],
-                         "unit": g[g.cipher == cipher].unit.iloc[0], "ours_rel": ours_rel, "nist": vc[cipher],
+                         "unit": rows.unit[cipher], "ours_rel": ours_rel, "nist": vc[cipher],
                          "nist_rel": nist_rel, "change": ours_rel / nist_rel,
                          "gladman_rel": gl[cipher] / g_med if g_med and cipher in gl.index else None})
     side.sort(key=lambda r: (r["target"], r["toolchain"], r["ours_rel"]))

@@ -13,6 +13,8 @@ import math
 
 import pandas as pd
 
+from ..quantities import CYCLE_METRICS
+
 A1_KEYS = (128, 192, 256)
 A2_SIZES = (1, 16, 128, 1024, 32768)
 RANKED = "portable"
@@ -22,14 +24,7 @@ CLASS_NAMES = {"portable": "portable C", "simd": "SIMD", "hardware": "hardware i
 VECTORISED = 0.6
 
 
-def row_labels(df: pd.DataFrame) -> pd.Series:
-    """Row name per result row (lab.results fills it once for the whole data: the same name in every table)."""
-    if df.empty:
-        return pd.Series([], dtype=object, index=df.index)
-    return df["row"]
-
-
-def at_key_size(df: pd.DataFrame, key_size: int = 128) -> pd.DataFrame:
+def at_key_size(df: pd.DataFrame, key_size: int) -> pd.DataFrame:
     """Per cell, the rows at key_size, or at the cell's smallest key when it has no such size
     (DES 64, 3DES 192): the one rule every table and chart uses to pick a key size."""
     if df.empty:
@@ -95,7 +90,6 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
 
 def _status_rows(cells: pd.DataFrame, toolchain: str, target: str) -> pd.DataFrame:
     cs = cells[(cells.toolchain == toolchain) & (cells.target == target)].copy()
-    cs["row"] = row_labels(cs) if not cs.empty else []
     return cs
 
 
@@ -104,17 +98,15 @@ def a1_table(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str)
 
     rows: portable implementations (sorted by name); other: portable ciphers with other key sizes
     (DES 64, 3DES 192); classes: {class: rows} of hardware, SIMD and peer implementations."""
-    sel = df[(df.toolchain == toolchain) & (df.target == target)].copy()
-    sel["row"] = row_labels(sel) if not sel.empty else []
     cs = _status_rows(cells, toolchain, target)
     columns = [f"{op}{k}" for k in A1_KEYS for op in ("Enc", "Dec", "Key")]
     metric_of = {"Enc": "encrypt_speed", "Dec": "decrypt_speed", "Key": "key_setup_speed"}
     rows, other, classes = [], [], {}
     for _, c in cs.sort_values("row").iterrows():
-        mine = sel[sel.cell == c.cell]
+        mine = df[df.cell == c.cell]  # a cell is one toolchain on one target
         entry = {"label": c.row, "status": c.status, "reason": c.reason, "cells": [], "cell": c.cell,
                  "impl_class": c.impl_class}
-        sizes = sorted(int(k) for k in mine[mine.metric == "encrypt_speed"].key_size.dropna().unique())
+        sizes = sorted(int(k) for k in mine.key_size.dropna().unique())  # facts have no key size
         aes_like = not sizes or any(k in A1_KEYS for k in sizes)
         keys = A1_KEYS if aes_like else tuple(sizes)
         for k in keys:
@@ -164,19 +156,15 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
     if prefix is None:
         prefix = "" if (sel.metric == "ekey").any() else "insn_"
     vec = _vectorised(df, toolchain, target, prefix)
-    sel = sel[sel.metric.str.startswith(prefix)] if prefix else sel[~sel.metric.str.startswith("insn_")]
-    sel = sel.assign(metric=sel.metric.str.removeprefix(prefix)) if prefix else sel
+    sel = sel[sel.metric.isin([prefix + m for m in CYCLE_METRICS.values()])]  # one counter: cycles or insns
+    sel = sel.assign(metric=sel.metric.str.removeprefix(prefix))
     if sel.empty:
         return {"columns": [], "rows": [], "classes": [], "unit": None, "counter": None, "vectorised": []}
-    sel["row"] = row_labels(sel)
-    first_ks = sel[sel.metric == "ekey"].groupby("cell")["key_size"].min()
     columns = ["EKey", "DKey"] + [f"{d}-{n}" for n in A2_SIZES for d in ("Encrypt", "Decrypt")] + ["Init", "Null"]
     rows, classes, notes = [], {}, []
     for cell, g in sel.groupby("cell"):
-        ks = key_size if (g[g.metric == "ekey"].key_size == key_size).any() else first_ks.get(cell)
+        ks = key_size if (g.key_size == key_size).any() else g.key_size.min()
         g = g[g.key_size == ks]
-        if g.empty:
-            continue
 
         def val(metric, n=None):
             r = g[(g.metric == metric) & ((g.n_blocks == n) if n else g.n_blocks.isna())]
@@ -204,9 +192,9 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
                          "the loop over blocks")
         (rows if entry["impl_class"] == RANKED else classes.setdefault(entry["impl_class"], [])).append(entry)
     rows.sort(key=lambda r: r["sort"])
-    unit = sel[sel.metric == "ekey"].unit.iloc[0] if (sel.metric == "ekey").any() else None
-    counter = sel[sel.metric == "ekey"].counter.iloc[0] if (sel.metric == "ekey").any() else None
-    return {"columns": columns, "rows": rows, "unit": unit, "counter": counter, "vectorised": notes,
+    # one counter (and unit) per platform and prefix: the cycle counter, or guest instructions
+    return {"columns": columns, "rows": rows, "unit": sel.unit.iat[0], "counter": sel.counter.iat[0],
+            "vectorised": notes,
             "classes": [{"name": CLASS_NAMES[k], "impl_class": k, "rows": sorted(v, key=lambda r: r["sort"])}
                         for k, v in sorted(classes.items())]}
 
@@ -218,7 +206,6 @@ def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: i
              & (df.impl_class == RANKED) & (df.status == "ok")].copy()
     if sel.empty:
         return pd.DataFrame(columns=["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"])
-    sel["row"] = row_labels(sel)
     out = at_key_size(sel, key_size)[["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"]]
     return out.sort_values("estimate", ascending=False).reset_index(drop=True)
 
@@ -226,7 +213,7 @@ def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: i
 def key_and_encryption_times(sel: pd.DataFrame, index: list[str]) -> pd.DataFrame:
     """Per index group: enc_time (s per Kbit) and key_time (s per key) from the speed estimates."""
     t = sel.pivot_table(index=index, columns="metric", values="estimate", aggfunc="first").reset_index()
-    if not {"encrypt_speed", "key_setup_speed"} <= set(t.columns):
+    if not {"encrypt_speed", "key_setup_speed"}.issubset(t.columns):
         return pd.DataFrame(columns=[*index, "enc_time", "key_time"])
     t = t.dropna(subset=["encrypt_speed", "key_setup_speed"])
     t["key_time"] = 1.0 / t.key_setup_speed  # seconds per key
@@ -243,7 +230,6 @@ def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str
     empty = pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
     if sel.empty:
         return empty
-    sel["row"] = row_labels(sel)
     t = key_and_encryption_times(at_key_size(sel, key_size), ["cell", "row", "cipher", "key_size"])
     return normalise(t) if not t.empty else empty
 
@@ -254,21 +240,22 @@ def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 12
     sel = df[(df.metric == "insn_encrypt_per_block") & (df.n_blocks == n_blocks) & (df.status == "ok")].copy()
     if sel.empty:
         return {"toolchains": []}
-    sel["row"] = row_labels(sel)
     sel = at_key_size(sel, key_size)
     speed = df[(df.metric == "encrypt_speed") & (df.status == "ok") & ~df.emulated.astype(bool)].copy()
-    speed["row"] = row_labels(speed) if not speed.empty else []
+    def order(t: str) -> tuple:  # the machine itself first, then the emulated targets by name
+        return t not in ("host", "x86_64"), t
+
     out = []
     for tc, g in sel.groupby("toolchain"):
-        targets = sorted(g.target.unique(), key=lambda t: (t not in ("host", "x86_64"), t))
+        targets = sorted(g.target.unique(), key=order)
         hw = speed[(speed.toolchain == tc)]
-        hw_target = hw.target.iloc[0] if not hw.empty else None
+        hw_target = min(hw.target.unique(), key=order) if not hw.empty else None
         rows = []
         for row, gr in g.groupby("row"):
             v = {t: gr[gr.target == t].estimate.iloc[0] if (gr.target == t).any() else None for t in targets}
             sp = hw[(hw.row == row) & (hw.target == hw_target)]
             sp = sp[sp.key_size == key_size] if (sp.key_size == key_size).any() else sp
             rows.append({"row": row, "values": v, "speed": sp.estimate.iloc[0] if not sp.empty else None})
-        rows.sort(key=lambda r: next((x for x in r["values"].values() if x is not None), math.inf))
+        rows.sort(key=lambda r: next(x for x in r["values"].values() if x is not None))  # a row has a value
         out.append({"toolchain": tc, "targets": targets, "rows": rows, "speed_target": hw_target})
     return {"toolchains": out, "n_blocks": n_blocks}
