@@ -5,7 +5,9 @@ compare, the report's tables, analysis and 1999 comparison) with the tests that 
 test_values, test_compare_units): every mutant is a small deliberate bug; a test must fail for it.  Prints per
 module killed / survived and the line ``mutation score: K/N killed (P %)``, and writes every mutant's status
 (and the diff of every survivor) as JSON.  Survivors that are equivalent are listed with the reason in
-docs/testing.md.  Not in CI: it takes long (the README says how long).
+docs/testing.md, one table row per mutant with the change it makes; the benchmark names every survivor that has
+no such row (or whose row describes another change: mutmut numbers a function's mutants afresh when it changes).
+Not in CI: it takes long (the README says how long).
 """
 
 from __future__ import annotations
@@ -56,6 +58,35 @@ def _diff(root: Path, name: str) -> str:
     return "\n".join(x for x in lines if x[:1] in "+-" and x[:3] not in ("---", "+++"))
 
 
+EXPLAINED = "docs/testing.md"
+_ROW = re.compile(r"^\|\s*`(lab\.\S+__mutmut_\d+)`\s*\|(.*)$")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("\\|", "|").replace("`", "").split())
+
+
+def explained(root: Path) -> dict[str, str]:
+    """The survivors docs/testing.md lists as equivalent: {mutant name: its table row (the change and the
+    reason)}.  A row reads | `name` | `the changed line` | why it changes nothing |."""
+    try:
+        text = (root / EXPLAINED).read_text()
+    except OSError:
+        return {}
+    return {m.group(1): m.group(2) for m in map(_ROW.match, text.splitlines()) if m}
+
+
+def unexplained(root: Path, survivors: dict[str, str]) -> list[str]:
+    """Survivors without a row, or whose row names another change than the mutant makes now (mutmut numbers the
+    mutants of a function afresh when the function changes)."""
+    rows = explained(root)
+
+    def ok(name: str, diff: str) -> bool:
+        plus = [x[1:] for x in diff.splitlines() if x.startswith("+")]
+        return name in rows and bool(plus) and _norm(plus[0]) in _norm(rows[name])
+    return sorted(n for n, d in survivors.items() if not ok(n, d))
+
+
 def _statuses(mutmut: str, lab: Lab, env: dict) -> dict[str, str]:
     listing = subprocess.run([mutmut, "results", "--all", "true"], cwd=lab.root, env=env, capture_output=True,
                              text=True).stdout
@@ -95,11 +126,15 @@ def summarise(lab: Lab, seconds: float, retested: int = 0, out: Path | None = No
            "total": len(statuses), "killed": killed,
            "score": killed / len(statuses) if statuses else 0.0,
            "modules": {m: dict(c) for m, c in sorted(per_module.items())}, "statuses": statuses,
-           "survivors": survivors}
+           "survivors": survivors, "unexplained": unexplained(lab.root, survivors)}
     for m, c in sorted(per_module.items()):
         k = sum(v for s, v in c.items() if s in KILLED)
         say(f"  {m:<28} killed {k:5d}  survived {sum(c.values()) - k:5d}  ({dict(c)})")
     say(f"mutation score: {killed}/{len(statuses)} killed ({100 * doc['score']:.1f} %) in {seconds / 60:.0f} min"
         + (f" (re-testing {retested} survivors)" if retested else ""))
+    for name in doc["unexplained"]:
+        say(f"  not explained in {EXPLAINED}: {name}\n" + "\n".join("      " + x for x in survivors[name].splitlines()))
+    say(f"survivors explained as equivalent in {EXPLAINED}: {len(survivors) - len(doc['unexplained'])}"
+        f"/{len(survivors)}")
     store(lab.root, doc, "mutation", out, say)
     return doc
