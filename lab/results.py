@@ -209,6 +209,7 @@ COLUMNS = {
     "ci_low": "lower end of the estimate's confidence interval",
     "ci_high": "upper end of the estimate's confidence interval",
     "estimator": "min (best case over processes), median (typical process), exact (instruction counts), fact",
+    "confidence": "confidence level of the interval (the profile's; None for exact counts and facts)",
     "processes": "measuring processes behind the estimate",
     "precision": "relative half-width of the interval reached",
     "precision_target": "the profile's target relative half-width",
@@ -536,16 +537,19 @@ def _base(meta: RunMeta, c: CellRecord) -> dict:
 
 def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
     return {**base, "metric": metric, "unit": unit, "estimate": value, "ci_low": value, "ci_high": value,
-            "estimator": "fact", "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
+            "estimator": "fact", "confidence": None, "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
             "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
             "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None}
 
 
-def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, target: float | None) -> dict:
+def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | None, target: float | None) -> dict:
     """One measured quantity as a row: headline estimate + interval, NIST's value, spread.  `estimator` "exact"
     is an instruction count (one process, the smallest count; no precision target)."""
     exact = estimator == "exact"
-    est = stats.estimate(q.per_process, "min" if exact else estimator, confidence)
+    if exact:  # the smallest count; an exact count has no interval and no confidence level
+        est = stats.Estimate(min(q.per_process), math.nan, math.nan, estimator, len(q.per_process), math.nan)
+    else:
+        est = stats.estimate(q.per_process, estimator, confidence)
     nist = stats.nist_summary(q.samples)
     value, med, mn, mx, sd = nist.value, nist.median, nist.minimum, nist.maximum, nist.std
     # a cost within one counter step of the empty call's has no value to show, only a bound: lab.quantities marks
@@ -559,7 +563,7 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float, tar
         sd = value * nist.std / nist.value  # costs are positive: a timed sample is never 0 ns
     row = {**base, "metric": q.metric, "key_size": q.key_size, "n_blocks": q.n_blocks, "unit": q.unit,
            "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high,
-           "estimator": estimator, "processes": est.processes,
+           "estimator": estimator, "confidence": None if exact else est.confidence, "processes": est.processes,
            "precision": 0.0 if exact else est.precision, "precision_target": None if exact else target,
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
@@ -599,7 +603,7 @@ def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
             rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target))
     if c.icount is not None:
         for q in cycle_quantities([[o.model_dump() for o in c.icount.ops]], prefix="insn_"):
-            rows.append(quantity_row(base, q, "exact", 0.95, None))
+            rows.append(quantity_row(base, q, "exact", None, None))
     return rows
 
 

@@ -411,7 +411,7 @@ def test_a_shown_number_and_its_hover_text_exactly():
     from lab.report import tables
 
     base = dict(unit="tsc_ticks", below_resolution=False, bound=None, estimate=1234.567, estimator="min",
-                ci_low=1200.0, ci_high=1250.5, processes=7, precision=0.0203, precision_target=0.02, value=1300.25,
+                ci_low=1200.0, ci_high=1250.5, confidence=0.95, processes=7, precision=0.0203, precision_target=0.02, value=1300.25,
                 median=1290.0, std=12.5, n=40, n_total=42, precision_met=True)
     got = tables.number(pd.Series(base), "Encrypt")
     assert got == {"text": "1,234.6", "value": 1234.567, "below": False, "missed": False, "ci_low": 1200.0,
@@ -419,10 +419,10 @@ def test_a_shown_number_and_its_hover_text_exactly():
                    "title": "Encrypt: 1,234.57 tsc ticks, 95 % CI [1,200.00, 1,250.50] (best case over 7 processes; "
                             "±2.0 % reached, target ±2.0 %) | NIST value (mean within 3 sd of the median) 1,300.25; "
                             "median 1,290.00; sd 12.50; 40/42 samples"}
-    med = tables.number(pd.Series({**base, "estimator": "median", "precision_met": False, "precision": math.inf}),
-                        "Decrypt", digits=0)
+    med = tables.number(pd.Series({**base, "estimator": "median", "precision_met": False, "precision": math.inf,
+                                   "confidence": 0.9}), "Decrypt", digits=0)
     assert med["text"] == "1,235 †" and med["missed"] is True
-    assert med["title"] == ("Decrypt: 1,234.57 tsc ticks, 95 % CI [1,200.00, 1,250.50] (median over 7 processes; "
+    assert med["title"] == ("Decrypt: 1,234.57 tsc ticks, 90 % CI [1,200.00, 1,250.50] (median over 7 processes; "
                             "±n/a reached, target ±2.0 %) | NIST value (mean within 3 sd of the median) 1,300.25; "
                             "median 1,290.00; sd 12.50; 40/42 samples | † precision target not reached")
     exact = tables.number(pd.Series({**base, "estimator": "exact", "unit": "guest_insns", "estimate": 300.0}), "Insns")
@@ -688,6 +688,7 @@ def test_platform_and_instruction_averages_over_toolchains(tmp_path):
     assert pa[pa.cipher == "des"].value.iloc[0] == pytest.approx(64 / 50 * 1e6, rel=1e-3)  # its own key size
     assert list(pa.index) == [0, 1, 2]
     ia = analysis.instruction_averages(df)
+    assert list(ia.columns) == ["target", "emulated", "row", "cipher", "value", "insns"]
     assert [(r.target, r.cipher) for r in ia.itertuples()] == [("host", "des"), ("host", "rc6"), ("sparc64", "rc6")]
     got = ia.set_index(["target", "cipher"])
     assert got.loc[("host", "rc6"), "insns"] == pytest.approx(400.0)
@@ -883,7 +884,7 @@ def test_quantity_row_from_its_definitions():
     assert nist.n < nist.n_total  # 160 is beyond 3 sd: NIST's value leaves it out
     want = {"cell": "c", "metric": "encrypt_speed", "key_size": 128, "n_blocks": None, "unit": "Kbit/s",
             "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "estimator": "median",
-            "processes": 7, "precision": est.precision, "precision_target": 0.02, "below_resolution": False,
+            "confidence": 0.9, "processes": 7, "precision": est.precision, "precision_target": 0.02, "below_resolution": False,
             "bound": None, "value": 128e6 / nist.value, "median": 128e6 / nist.median,
             "std": 128e6 / nist.value * nist.std / nist.value, "min": 128e6 / 160.0, "max": 128e6 / 99.0,
             "n": nist.n, "n_total": len(samples), "counter": "clock-monotonic", "per_process": pp,
@@ -922,6 +923,9 @@ def test_quantity_row_from_its_definitions():
     e = results.quantity_row({}, ex, "exact", 0.95, 0.02)
     assert (e["estimate"], e["estimator"], e["precision"], e["precision_target"], e["precision_met"]) == \
         (300.0, "exact", 0.0, None, True)
+    assert (e["confidence"], e["processes"], math.isnan(e["ci_low"]), math.isnan(e["ci_high"])) == (None, 1, True, True)
+    two = Quantity("insn_ekey", 128, None, "guest_insns", "q", per_process=[310.0, 300.0], samples=[310.0, 300.0])
+    assert results.quantity_row({}, two, "exact", None, None)["estimate"] == 300.0  # the smallest count
     zero = Quantity("insn_ekey", 128, None, "guest_insns", "q", per_process=[0.0], samples=[0.0], resolution=1)
     assert results.quantity_row({}, zero, "exact", 0.95, 0.02)["below_resolution"] is False
 

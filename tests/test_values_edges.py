@@ -110,15 +110,16 @@ def test_every_row_has_every_column_and_the_facts_say_what_they_are(tmp_path):
                                     "kat_passed": "records", "kat_failed": "records"}
     assert facts.estimate.to_dict() == {"table_bytes": 0, "key_schedule_bytes": 176, "code_bytes": 64,
                                         "kat_passed": 8, "kat_failed": 2}
-    for col in ("processes", "precision_target", "bound", "counter", "per_process", "key_size", "n_blocks"):
+    for col in ("confidence", "processes", "precision_target", "bound", "counter", "per_process", "key_size",
+                "n_blocks"):
         assert facts[col].isna().all(), col  # a fact has no processes, target, bound, counter or key size
     assert (facts.precision_met.all(), facts.below_resolution.any(), set(facts["n"]), set(facts["std"])) == \
         (True, False, {1}, {0.0})
     enc = df[df.metric == "encrypt_speed"].iloc[0]
-    assert (enc.estimator, enc.precision_target, enc.processes) == ("min", 0.02, 5)
+    assert (enc.estimator, enc.confidence, enc.precision_target, enc.processes) == ("min", 0.95, 0.02, 5)
     insn = df[df.metric == "insn_encrypt_per_block"].iloc[0]
     assert (insn.estimator, insn.estimate, insn.processes, insn.counter) == ("exact", 300.0, 1, "qemu-insn-region")
-    assert pd.isna(insn.precision_target)
+    assert pd.isna(insn.precision_target) and pd.isna(insn.confidence)
     meta, (cell,) = results.read_run(synth.write_run(tmp_path / "b", [c]))
     rows = results.cell_rows(meta, cell)
     for r in rows:  # the row name is the loader's; a fact has no key size or block count
@@ -253,6 +254,10 @@ def test_the_instruction_table_orders_targets_and_takes_the_speed_of_its_key(tmp
     assert rows["IDEA"]["speed"] == pytest.approx(128 / 200 * 1e6, rel=1e-3)  # its 128-bit key, not 256
     assert rows["IDEA"]["values"]["x86_64"] is None  # the crashed cell shows nothing
     assert rows["RC6"]["speed"] == pytest.approx(1.28e6, rel=1e-3)  # encryption, not decryption
+    board = synth.cell("rc6", "ref", target="arm-board", key_sizes=(128,), timing=_timing(50.0, 400.0),
+                       icount=ops(290))  # a second machine of real hardware (an SSH host)
+    (gcc,) = tables.instructions_table(_load(tmp_path / "b", cells + [board]))["toolchains"]
+    assert gcc["targets"] == ["host", "x86_64", "arm-board", "mips64", "sparc64"] and gcc["speed_target"] == "host"
     des = _load(tmp_path / "d", [synth.cell("des", "ref", key_sizes=(64,), block_bits=64,
                                             timing=_timing_keys({64: 50.0}), icount=ops(90, 64))])
     (only,) = tables.instructions_table(des)["toolchains"][0]["rows"]
@@ -302,12 +307,13 @@ def test_a2_rounding_class_order_notes_and_one_counter(tmp_path):
                          ("rc6", "hw1", "gcc-O3", "hardware", {1: 20, 128: 20}, (128,)),
                          ("twofish", "ref", "gcc-O3", "portable", {1: 400, 128: 100}, (128,)),
                          ("twofish", "ref", "clang-O3", "portable", {1: 400, 128: 380}, (128,)),
-                         ("loki97", "ref", "gcc-O3", "portable", {1: 300, 128: 290}, (192, 256))])
+                         ("loki97", "ref", "gcc-O3", "portable", {1: 300, 128: 290}, (192, 256)),
+                         ("rc5", "ref", "gcc-O3", "portable", {1: 500, 128: 500}, (64, 128))])
     t = tables.a2_table(df, "gcc-O3", "host")
     col = t["columns"].index("Encrypt-1")
     cells = {r["label"]: r["cells"][col]["text"] for r in t["rows"]}
     assert cells["RC6 [ref]"] == "100" and cells["MARS"] == "99.0"  # whole ticks from 100 on
-    assert [r["label"] for r in t["rows"]] == ["MARS", "RC6 [ref]", "TWOFISH ‡", "LOKI97 (192-bit key)"]
+    assert [r["label"] for r in t["rows"]] == ["MARS", "RC6 [ref]", "TWOFISH ‡", "LOKI97 (192-bit key)", "RC5"]
     assert [r["label"] for r in t["classes"][0]["rows"]] == ["RC6 [hw1]", "RC6 [hw2]"]  # fastest first
     assert t["vectorised"] == ["TWOFISH: Encrypt-128 costs 0.25× Encrypt-1 per block with gcc-O3, far less than "
                                "other toolchains make of the same code: the compiler vectorised or interleaved the "
@@ -416,6 +422,11 @@ def test_kendall_tau_is_scipys_exact_permutation_p_value():
     assert (tau, n, p) == (pytest.approx(want.statistic), 5, pytest.approx(want.pvalue))
     assert tau == pytest.approx(0.6)  # 2 of 10 pairs discordant: (8 - 2) / 10
     assert p == pytest.approx(14 / 120)  # orderings of 5 with at most 2 inversions: 1 + 4 + 9 of 120
+    many = [f"c{i:02d}" for i in range(40)]  # more than scipy's "auto" computes exactly
+    shuffled = many[5:] + many[:5]
+    tau, n, p = analysis.kendall_tau(many, shuffled)
+    want = kendalltau(range(40), [shuffled.index(x) for x in many], method="exact", alternative="greater")
+    assert (tau, n, p) == (pytest.approx(want.statistic), 40, pytest.approx(want.pvalue, rel=1e-9))
     t2, n2, p2 = analysis.kendall_tau(["a", "b"], ["a", "b", "c"])
     assert n2 == 2 and math.isnan(t2) and math.isnan(p2)
 
@@ -443,13 +454,20 @@ def test_the_side_table_needs_three_ciphers_and_gladman_three_of_his(tmp_path):
     two = published.comparison(_round1(tmp_path / "b", three[:2], {"gcc-O3": synth.toolchain_facts("gcc")})[0],
                                metas)
     assert two["side"] == []
+    few = ["rc6", "mars", "loki97", "e2"]  # four of NIST's, two of Gladman's: no Gladman column
+    assert set(few) - gl == {"loki97", "e2"}
+    side = published.comparison(_round1(tmp_path / "c", few, {"gcc-O3": synth.toolchain_facts("gcc")})[0],
+                                metas)["side"]
+    assert len(side) == 4 and all(r["gladman_rel"] is None for r in side)
 
 
 def test_a_toolchain_without_reference_tables_does_not_stop_the_others(tmp_path):
-    tcs = {"clang-O3": synth.toolchain_facts("clang"), "gcc-O3": synth.toolchain_facts("gcc", ["A.1-7"])}
+    # gcc-O3 names a cycles table first (no speeds to rank against) and then A.1-7
+    tcs = {"clang-O3": synth.toolchain_facts("clang"), "gcc-O3": synth.toolchain_facts("gcc", ["A.2-1", "A.1-7"])}
     df, metas = _round1(tmp_path, ["rc6", "mars", "twofish", "serpent"], tcs)
     cmp = published.comparison(df, metas)
-    assert cmp["unmatched"] == ["clang-O3"] and [t["toolchain"] for t in cmp["taus"]] == ["gcc-O3"]
+    assert cmp["unmatched"] == ["clang-O3"] and [(t["toolchain"], t["table"]) for t in cmp["taus"]] == [
+        ("gcc-O3", "A.1-7")]
     assert cmp["taus"][0]["heading"] and cmp["taus"][0]["heading"] != "A.1-7"  # NIST's heading of the table
     assert [r["cipher"] for r in cmp["table"]][0] == "rc6"  # ordered by our rank: the fastest first
 
@@ -466,3 +484,19 @@ def test_format_1_data_picks_the_fastest_and_the_smallest_cost(tmp_path):
     mixed = df.copy()
     mixed.loc[mixed.implementation == "ref", "default"] = True  # one format-2 run beside: NaN is not a default
     assert set(published._ours(mixed, "encrypt_speed").implementation) == {"ref"}
+
+
+def test_the_report_states_the_confidence_level_the_profile_asked_for(tmp_path):
+    from lab.config import Lab
+    from lab.report import build_report
+
+    c = synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0))
+    c["measurement"]["confidence"] = 0.9
+    run = synth.write_run(tmp_path / "results", [c])
+    df = results.load(run.name, tmp_path / "results")
+    assert set(df[df.metric == "encrypt_speed"].confidence) == {0.9}
+    e = df[df.metric == "encrypt_speed"].iloc[0]
+    want = stats.estimate(list(e.per_process), "min", 0.9).inverted(128e6)
+    assert (e.ci_low, e.ci_high) == (pytest.approx(want.ci_low), pytest.approx(want.ci_high))
+    html = build_report(Lab(), [run], results_dir=tmp_path / "results", reports_dir=tmp_path / "reports").read_text()
+    assert "with a 90 % confidence" in html and "90 % CI [" in html and "95 % CI [" not in html

@@ -47,13 +47,18 @@ def _section_platform(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, tar
     bar = charts.hbar(
         list(speeds.row), list(speeds.estimate), interval=(list(speeds.ci_low), list(speeds.ci_high)),
         title=f"Encryption speed, 128-bit key, portable C — {title}", xlabel="Kbit/s (higher is better)",
-        note=f"Headline estimate ({_estimator_words(est)}) with its 95 % interval. Ciphers without a 128-bit key use "
+        note=f"Headline estimate ({_estimator_words(est)}) with its {_levels(df)} interval. Ciphers without a 128-bit key use "
              "their own key size (DES: 64, 3DES: 192)."
              + (" Emulated: measures the emulator, not the CPU; not comparable with hardware." if emulated else ""))
     norm_svg, norm_omitted = charts.stacked_normalised(norm, title=f"Key setup + encryption, normalised — {title}")
     return {"id": re.sub(r"[^A-Za-z0-9_-]+", "_", f"{toolchain}--{target}"), "toolchain": toolchain, "target": target,
             "emulated": emulated, "title": title, "a1": a1, "a2": a2, "bar_svg": bar,
             "norm": norm.to_dict("records"), "norm_svg": norm_svg, "norm_omitted": norm_omitted}
+
+
+def _levels(df: pd.DataFrame) -> str:
+    """The confidence level(s) of the measured rows: "95 %" (a run's profile sets it)."""
+    return " / ".join(tables.level(c) for c in sorted(df.confidence.dropna().unique())) or tables.level(0.95)
 
 
 def _estimator_words(est: str) -> str:
@@ -165,6 +170,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "machines": _guard("machines", _section_machines, df, cells, metas),
         "precision": _guard("precision", _section_precision, df),
         "comparison": _guard("comparison", _section_compare, compare_with, df, results_dir),
+        "levels": _levels(df) if not df.empty else tables.level(0.95),
         "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(["min", "median"])].estimator.unique()),
                                                  "min") if not df.empty else "min"),
         "fmt": tables.fmt, "isfinite": lambda x: x is not None and isinstance(x, (int, float)) and math.isfinite(x),

@@ -58,7 +58,7 @@ def normalised_platform(df: pd.DataFrame) -> pd.DataFrame:
     cols = ["target", "emulated", "row", "cipher", "key_norm", "enc_norm", "metric"]
     m = enc.merge(key, on=["target", "emulated", "row", "cipher"], suffixes=("_enc", "_key"))
     # times are reciprocal speeds; only their ratio to the best counts
-    m["enc_time"], m["key_time"] = np.reciprocal(m.value_enc.astype(float)), np.reciprocal(m.value_key.astype(float))
+    m["enc_time"], m["key_time"] = np.reciprocal(m.value_enc), np.reciprocal(m.value_key)
     return normalise(m, by=["target"])[cols]
 
 
@@ -130,21 +130,18 @@ def memory_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per implementation: static table bytes, key-schedule bytes, code bytes (gcc-O3 build when present),
     their sum, and its best encryption speed estimate on hardware.  Sorted by cipher, so versions of a
     cipher (CRYPTON and CRYPTON v1.0) stand next to each other."""
-    facts = df[df.metric.isin(["table_bytes", "key_schedule_bytes", "code_bytes"])]
-    cols = ["row", "cipher", "implementation", "impl_class", "table_bytes", "key_schedule_bytes", "code_bytes",
-            "memory_bytes", "encrypt_speed"]
+    sizes = ["table_bytes", "key_schedule_bytes", "code_bytes"]
+    facts = df[df.metric.isin(sizes)]
+    cols = ["row", "cipher", "implementation", "impl_class", *sizes, "memory_bytes", "encrypt_speed"]
     if facts.empty:
         return pd.DataFrame(columns=cols)
-    facts = facts.copy()
-    facts = facts.assign(pref=facts.toolchain != "gcc-O3").sort_values("pref", kind="stable")
-    mem = facts.groupby(["row", "cipher", "implementation", "impl_class", "metric"]).estimate.first() \
-        .unstack("metric").reset_index()
-    for col in ("table_bytes", "key_schedule_bytes", "code_bytes"):
-        if col not in mem:
-            mem[col] = np.nan
+    gcc = facts.toolchain == "gcc-O3"
+    facts = pd.concat([facts[gcc], facts[~gcc]])  # the gcc-O3 build's sizes first: `first` takes them
+    keys = ["row", "cipher", "implementation", "impl_class"]
+    mem = facts.groupby([*keys, "metric"]).estimate.first().unstack("metric").reindex(columns=sizes).reset_index()
     mem["memory_bytes"] = mem.table_bytes.fillna(0) + mem.key_schedule_bytes.fillna(0)
     best = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed").groupby("row").estimate.max()
-    mem["encrypt_speed"] = mem.row.map(best).astype(float)  # NaN: no hardware speed
+    mem["encrypt_speed"] = mem.row.map(best)  # NaN: no hardware speed
     return mem[cols].sort_values(["cipher", "implementation"]).reset_index(drop=True)
 
 

@@ -60,6 +60,11 @@ def fmt(v, digits: int = 1) -> str:
     return f"{v:,.{digits}f}"
 
 
+def level(confidence) -> str:
+    """A confidence level as the report writes it: 0.95 -> "95 %"."""
+    return f"{100 * confidence:g} %"
+
+
 def _pct(v) -> str:
     return "n/a" if v is None or not math.isfinite(v) else f"{100 * v:.1f} %"
 
@@ -75,7 +80,7 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
     est = r.estimate
     title = f"{name}: {fmt(est, 2)} {unit}"
     if r.estimator in ("min", "median"):
-        title += (f", 95 % CI [{fmt(r.ci_low, 2)}, {fmt(r.ci_high, 2)}] ({'best case' if r.estimator == 'min' else 'median'}"
+        title += (f", {level(r.confidence)} CI [{fmt(r.ci_low, 2)}, {fmt(r.ci_high, 2)}] ({'best case' if r.estimator == 'min' else 'median'}"
                   f" over {int(r.processes)} processes; ±{_pct(r.precision)} reached, target ±{_pct(r.precision_target)})"
                   f" | NIST value (mean within 3 sd of the median) {fmt(r.value, 2)}; median {fmt(r['median'], 2)}; "
                   f"sd {fmt(r['std'], 2)}; {int(r.n)}/{int(r.n_total)} samples")
@@ -161,6 +166,7 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
     if sel.empty:
         return {"columns": [], "rows": [], "classes": [], "unit": None, "counter": None, "vectorised": []}
     columns = ["EKey", "DKey"] + [f"{d}-{n}" for n in A2_SIZES for d in ("Encrypt", "Decrypt")] + ["Init", "Null"]
+    about = sel.drop_duplicates("cell").set_index("cell")  # a cell's row name and class
     rows, classes, notes = [], {}, []
     for cell, g in sel.groupby("cell"):
         ks = key_size if (g.key_size == key_size).any() else g.key_size.min()
@@ -183,8 +189,8 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
             if col == "Encrypt-128" and not r.below_resolution:
                 sort_key = r.estimate
             shown.append(number(r, col, 0 if prefix or r.estimate >= 100 else 1))
-        label = g.row.iloc[0] + ("" if ks == key_size else f" ({int(ks)}-bit key)")
-        entry = {"label": label, "cells": shown, "sort": sort_key, "impl_class": g.impl_class.iloc[0]}
+        label = about.row[cell] + ("" if ks == key_size else f" ({int(ks)}-bit key)")
+        entry = {"label": label, "cells": shown, "sort": sort_key, "impl_class": about.impl_class[cell]}
         if cell in vec:
             entry["label"] += " ‡"
             notes.append(f"{label}: Encrypt-128 costs {vec[cell]:.2f}× Encrypt-1 per block with {toolchain}, far "
@@ -193,8 +199,8 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
         (rows if entry["impl_class"] == RANKED else classes.setdefault(entry["impl_class"], [])).append(entry)
     rows.sort(key=lambda r: r["sort"])
     # one counter (and unit) per platform and prefix: the cycle counter, or guest instructions
-    return {"columns": columns, "rows": rows, "unit": sel.unit.iat[0], "counter": sel.counter.iat[0],
-            "vectorised": notes,
+    return {"columns": columns, "rows": rows, "unit": ", ".join(sorted(set(sel.unit))),
+            "counter": ", ".join(sorted(set(sel.counter))), "vectorised": notes,
             "classes": [{"name": CLASS_NAMES[k], "impl_class": k, "rows": sorted(v, key=lambda r: r["sort"])}
                         for k, v in sorted(classes.items())]}
 
@@ -212,10 +218,11 @@ def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: i
 
 def key_and_encryption_times(sel: pd.DataFrame, index: list[str]) -> pd.DataFrame:
     """Per index group: enc_time (s per Kbit) and key_time (s per key) from the speed estimates."""
-    t = sel.pivot_table(index=index, columns="metric", values="estimate", aggfunc="first").reset_index()
+    speeds = sel[sel.metric.isin(["encrypt_speed", "key_setup_speed"])]
+    t = speeds.pivot(index=index, columns="metric", values="estimate").reset_index()  # one estimate per group
     if not {"encrypt_speed", "key_setup_speed"}.issubset(t.columns):
         return pd.DataFrame(columns=[*index, "enc_time", "key_time"])
-    t = t.dropna(subset=["encrypt_speed", "key_setup_speed"])
+    t = t.dropna()  # both speeds measured
     t["key_time"] = 1.0 / t.key_setup_speed  # seconds per key
     t["enc_time"] = 1.0 / t.encrypt_speed  # seconds per Kbit
     return t
