@@ -547,7 +547,7 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
     is an instruction count (one process, the smallest count; no precision target)."""
     exact = estimator == "exact"
     if exact:  # the smallest count; an exact count has no interval and no confidence level
-        est = stats.Estimate(min(q.per_process), math.nan, math.nan, estimator, len(q.per_process), math.nan)
+        est = stats.Estimate(min(q.per_process), math.nan, math.nan, "exact", len(q.per_process), None)
     else:
         est = stats.estimate(q.per_process, estimator, confidence)
     nist = stats.nist_summary(q.samples)
@@ -563,7 +563,7 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
         sd = value * nist.std / nist.value  # costs are positive: a timed sample is never 0 ns
     row = {**base, "metric": q.metric, "key_size": q.key_size, "n_blocks": q.n_blocks, "unit": q.unit,
            "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high,
-           "estimator": estimator, "confidence": None if exact else est.confidence, "processes": est.processes,
+           "estimator": est.estimator, "confidence": est.confidence, "processes": est.processes,
            "precision": 0.0 if exact else est.precision, "precision_target": None if exact else target,
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,

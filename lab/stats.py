@@ -63,7 +63,7 @@ class Estimate:
     ci_high: float
     estimator: str
     processes: int
-    confidence: float
+    confidence: float | None  # None: an exact count (lab.results), no interval
 
     @property
     def precision(self) -> float:

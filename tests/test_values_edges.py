@@ -319,6 +319,11 @@ def test_a2_rounding_class_order_notes_and_one_counter(tmp_path):
                                "other toolchains make of the same code: the compiler vectorised or interleaved the "
                                "loop over blocks"]
     assert (t["unit"], t["counter"]) == ("tsc_ticks", "x86-tsc-lfence")  # the counter's, not the timer's
+    other = df.copy()
+    mars = other.cipher == "mars"
+    other.loc[mars, "counter"], other.loc[mars, "unit"] = "x86-rdtscp", "ref_cycles"  # two counters: both named
+    two = tables.a2_table(other, "gcc-O3", "host")
+    assert (two["counter"], two["unit"]) == ("x86-rdtscp, x86-tsc-lfence", "ref_cycles, tsc_ticks")
 
 
 def test_a2_shows_one_counter_and_skips_cells_without_it(tmp_path):
@@ -390,15 +395,17 @@ def test_memory_prefers_gcc_and_shows_every_class_speed(tmp_path):
              synth.cell("rc6", "ref", "gcc-O3", key_sizes=(128,), timing=_timing(100.0, 400.0), code=2000),
              synth.cell("rc6", "ref", "icc-like", key_sizes=(128,), timing=_timing(100.0, 400.0), code=2700),
              synth.cell("rc6", "hw", "gcc-O3", impl_class="hardware", default=False, key_sizes=(128,),
-                        timing=_timing(10.0, 400.0), code=900)]
+                        timing=_timing(10.0, 400.0), code=900),
+             synth.cell("mars", "ref", "clang-O3", key_sizes=(128,), timing=_timing(300.0, 400.0), code=4000)]
     df = _load(tmp_path, cells)
     mem = analysis.memory_table(df).set_index("row")
-    assert mem.code_bytes.to_dict() == {"RC6 [hw]": 900, "RC6 [ref]": 2000}
-    assert mem.encrypt_speed.to_dict() == pytest.approx({"RC6 [hw]": 12.8e6, "RC6 [ref]": 1.28e6}, rel=1e-3)
+    assert mem.code_bytes.to_dict() == {"MARS": 4000, "RC6 [hw]": 900, "RC6 [ref]": 2000}  # MARS: clang only
+    assert mem.encrypt_speed.to_dict() == pytest.approx({"MARS": 128e6 / 300, "RC6 [hw]": 12.8e6,
+                                                         "RC6 [ref]": 1.28e6}, rel=1e-3)
     nks = analysis.memory_table(df[df.metric != "key_schedule_bytes"])
     assert nks.key_schedule_bytes.isna().all() and list(nks.memory_bytes) == list(nks.table_bytes)
     no_speed = analysis.memory_table(df[df.metric != "encrypt_speed"])
-    assert no_speed.encrypt_speed.isna().all() and len(no_speed) == 2
+    assert no_speed.encrypt_speed.isna().all() and len(no_speed) == 3
     none = analysis.memory_table(df[df.metric == "encrypt_speed"])
     assert none.empty and list(none.columns) == list(mem.reset_index().columns)
 
