@@ -1,5 +1,5 @@
-"""Every cipher folder's gen_tables.py, run with --check, finds the committed tables equal to what it
-generates (the generators are discovered when the tests are collected, so a folder added later is
+"""Every cipher folder's gen_tables.py (and serpent's gen/emit_sboxes.py, which writes the bitsliced S-box
+circuits), run with --check, finds the committed tables equal to what it generates (the generators are discovered when the tests are collected, so a folder added later is
 covered), and --check names the file and table when they are not equal."""
 
 import os
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 CIPHERS = Path(__file__).resolve().parent.parent / "c_src" / "ciphers"
-GENERATORS = sorted(CIPHERS.glob("*/gen_tables.py"))
+GENERATORS = sorted(CIPHERS.glob("*/gen_tables.py")) + sorted(CIPHERS.glob("*/gen/emit_*.py"))
 
 
-@pytest.mark.parametrize("script", GENERATORS, ids=[p.parent.name for p in GENERATORS])
+@pytest.mark.parametrize("script", GENERATORS, ids=[str(p.relative_to(CIPHERS).parent) for p in GENERATORS])
 def test_committed_tables_are_what_the_generator_makes(script):
     p = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"{script.parent.name}/gen_tables.py --check:\n{p.stdout}{p.stderr}"
@@ -59,3 +59,21 @@ def test_a_file_without_its_markers_is_an_error(tmp_path):
     ttable.write_text(ttable.read_text().replace("/* END GENERATED TABLES */\n", ""))
     p = _check(folder, tmp_path)
     assert p.returncode == 1 and "ttable.c: needs exactly one block" in p.stderr, p.stderr
+
+
+def test_serpent_check_names_the_s_box_macro_that_differs(tmp_path):
+    """On a copy of serpent's folder with one gate of SB3 changed (xor for and): --check names SB3 only and writes
+    nothing; the generator then restores the committed text."""
+    folder = _copy(tmp_path, "serpent")
+    path = folder / "bitslice.c"
+    src = path.read_text()
+    start = src.index("#define SB3(")
+    j = src.index(" & ", start)
+    path.write_text(src[:j] + " ^ " + src[j + 3:])
+    p = subprocess.run([sys.executable, str(folder / "gen" / "emit_sboxes.py"), "--check"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 1
+    assert "S-box macro SB3 differs" in p.stderr and "SB2 " not in p.stderr and "SI3" not in p.stderr, p.stderr
+    assert " ^ " in path.read_text()[j:j + 3]  # --check wrote nothing
+    subprocess.run([sys.executable, str(folder / "gen" / "emit_sboxes.py")], check=True, capture_output=True)
+    assert path.read_text() == src

@@ -13,6 +13,9 @@ each taking four uint32_t lvalues x0..x3 (x0 = bit 0 of every nibble) and
 replacing them by the outputs.
 
     python3 emit_sboxes.py [circuits.txt]
+    python3 emit_sboxes.py --check [circuits.txt]
+        (writes nothing: compares the macros it would write with bitslice.c,
+        exit 1 naming each macro that differs, 0 when they are equal)
     python3 emit_sboxes.py --merge run1.txt run2.txt ... > circuits.txt
         (keeps, per S-box, the cheapest circuit of several search runs made
         with the same cost mode: lowest cost, then fewest gates, then NOTs)
@@ -115,18 +118,16 @@ def macro(name, c):
     return "\n".join(lines)
 
 
-def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--merge":
-        merge(sys.argv[2:])
-        return
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "circuits.txt")
+def generated(path):
+    """The whole generated block (BEGIN to END lines included) from the circuits file, every circuit checked
+    against its S-box table first; and the macros by name."""
     circuits = parse(path)
-    out = [BEGIN,
-           "/* Bitsliced S-boxes: circuits found by gen/sbox_cgp.c (listed in",
-           " * gen/circuits.txt), checked against the S-box tables of the spec (Appendix",
-           " * A.5, PDF p21) by gen/emit_sboxes.py, which wrote these macros.  Each maps",
-           " * the words x0..x3 (x0 = bit 0 of every nibble) to the S-box outputs. */"]
-    total = 0
+    head = [BEGIN,
+            "/* Bitsliced S-boxes: circuits found by gen/sbox_cgp.c (listed in",
+            " * gen/circuits.txt), checked against the S-box tables of the spec (Appendix",
+            " * A.5, PDF p21) by gen/emit_sboxes.py, which wrote these macros.  Each maps",
+            " * the words x0..x3 (x0 = bit 0 of every nibble) to the S-box outputs. */"]
+    macros = {}
     for name, table in SBOXES.items():
         c = circuits.get(name)
         if c is None:
@@ -137,13 +138,48 @@ def main():
         # input that was already overwritten
         if any(o < 4 for o in c["out"]):
             sys.exit(f"{name}: an output is an input word; not supported")
-        out.append(macro(name, c))
-        total += len(c["gates"])
-    out.append(END)
+        macros[name] = macro(name, c)
+    text = "\n".join(head) + "\n\n" + "\n\n".join(macros.values()) + "\n" + END
+    return text, macros, sum(len(c["gates"]) for c in circuits.values() if c is not None)
+
+
+def block_of(src):
+    """Start and end offsets of the generated block (marker lines included) in bitslice.c's text."""
+    if src.count(BEGIN) != 1 or src.count(END) != 1 or src.index(END) < src.index(BEGIN):
+        sys.exit(f"{TARGET}: needs exactly one block between the lines '{BEGIN}' and '{END}'")
+    return src.index(BEGIN), src.index(END) + len(END)
+
+
+def check(path):
+    """Exit 1 naming every macro of bitslice.c that is not what the circuits file gives."""
+    text, macros, _ = generated(path)
     with open(TARGET, encoding="utf-8") as fh:
         src = fh.read()
-    a, b = src.index(BEGIN), src.index(END) + len(END)
-    src = src[:a] + "\n".join(out[:5]) + "\n\n" + "\n\n".join(out[5:-1]) + "\n" + END + src[b:]
+    a, b = block_of(src)
+    if src[a:b] == text:
+        print("serpent: generated S-boxes current in bitslice.c")
+        return 0
+    current = src[a:b]
+    differ = [name for name, m in macros.items() if m not in current] or ["the text around the macros"]
+    for name in differ:
+        print(f"serpent/bitslice.c: S-box macro {name} differs from gen/emit_sboxes.py's", file=sys.stderr)
+    print("serpent: run python3 gen/emit_sboxes.py to rewrite them (after finding out which side is right)",
+          file=sys.stderr)
+    return 1
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--merge":
+        merge(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "circuits.txt")))
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "circuits.txt")
+    text, _, total = generated(path)
+    with open(TARGET, encoding="utf-8") as fh:
+        src = fh.read()
+    a, b = block_of(src)
+    src = src[:a] + text + src[b:]
     with open(TARGET, "w", encoding="utf-8") as fh:
         fh.write(src)
     print(f"wrote 16 S-box macros ({total} gates in all) into {TARGET}")
