@@ -65,6 +65,7 @@ RUN_OPTS = (
     Opt("scheduler", "tcp://HOST:PORT of a running Dask scheduler (default: an embedded LocalCluster)"),
     Opt("results_dir", "where results go (default results/ in the checkout)"),
     Opt("build_dir", "where builds go (default build/ in the checkout)"),
+    Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest points at it)"),
     Opt("tag", "a word added to the run id"),
     Opt("quiet", "print nothing but errors and the result", "flag"),
     Opt("progress", "live progress display on a terminal (default; --no-progress: one line per cell)", "switch",
@@ -80,6 +81,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "(re)build the HTML report from stored results (nothing is run)", "report", (
         Opt("runs", "comma list of run ids (default: the latest run)", "csv"),
         Opt("results_dir", "where the results are (default results/ in the checkout)"),
+        Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest points at it)"),
         Opt("compare", "also compare with this run (RUN_ID, MACHINE/RUN_ID or a path)"),
         DEBUG)),
     Command("compare", "compare two runs cell by cell (or the toolchains of one run with --by toolchain)",
@@ -104,7 +106,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
             "catalogue", (Opt("peers", "include the peer libraries", "flag"), DEBUG)),
-    Command("schema", "export the JSON Schemas of the config files into schemas/", "schema", (DEBUG,)),
+    Command("schema", "export the JSON Schemas of the config files into schemas/", "schema", (
+        Opt("check", "write nothing: exit 1 naming every schema file in schemas/ that is missing or stale", "flag"),
+        DEBUG)),
     Command("checksums", "print (or --write into cipher.yaml) every cipher's checksums from a gcc-O3 build",
             "checksums", (Opt("write", "write them into each cipher.yaml", "flag"), DEBUG)),
     Command("validate", "validate every data file of the project (what every command does first)",

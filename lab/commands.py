@@ -24,8 +24,8 @@ def _dir(lab: Lab, value, default: str) -> Path:
 
 def run(matrix=None, ciphers=None, implementations=None, toolchains=None, targets=None, profile=None, backend=None,
         resume=None, no_wait=False, jobs=None, timeout=None, hosts=None, local=True, accept_new_host_keys=False,
-        executor=None, scheduler=None, results_dir=None, build_dir=None, tag=None, quiet=False, progress=True,
-        report=True, icount=True) -> int:
+        executor=None, scheduler=None, results_dir=None, build_dir=None, reports_dir=None, tag=None, quiet=False,
+        progress=True, report=True, icount=True) -> int:
     from .progress import Progress, mode_for
     from .run import RunRequest, run as run_matrix
 
@@ -55,15 +55,19 @@ def run(matrix=None, ciphers=None, implementations=None, toolchains=None, target
     if report:
         from .report import build_report
 
-        print(f"report: {build_report(lab, outcome.run_dirs, results_dir=req.results_dir)}")
+        html = build_report(lab, outcome.run_dirs, results_dir=req.results_dir,
+                            reports_dir=_dir(lab, reports_dir, "reports"))
+        print(f"report: {html}")
     return outcome.exit_code
 
 
-def report(runs=None, compare=None, results_dir=None) -> int:
+def report(runs=None, compare=None, results_dir=None, reports_dir=None) -> int:
     from .report import build_report
 
     lab = _lab()
-    print(f"report: {build_report(lab, runs, results_dir=_dir(lab, results_dir, 'results'), compare_with=compare)}")
+    html = build_report(lab, runs, results_dir=_dir(lab, results_dir, "results"),
+                        reports_dir=_dir(lab, reports_dir, "reports"), compare_with=compare)
+    print(f"report: {html}")
     return 0
 
 
@@ -127,13 +131,25 @@ def catalogue(peers=False) -> int:
     return 0
 
 
-def schema() -> int:
+def schema(check=False) -> int:
+    import tempfile
+
     from .schema import export_schemas
 
     lab = _lab()
-    for path in export_schemas(lab.root / "schemas"):
-        print(path)
-    return 0
+    if not check:
+        for path in export_schemas(lab.root / "schemas"):
+            print(path)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        stale = [p.name for p in export_schemas(Path(tmp))
+                 if not (lab.root / "schemas" / p.name).is_file()
+                 or (lab.root / "schemas" / p.name).read_text() != p.read_text()]
+    for name in stale:
+        print(f"schemas/{name} is missing or stale: run `invoke schema` to rewrite it", file=sys.stderr)
+    if not stale:
+        print("schemas/: every JSON Schema is current")
+    return EXIT_FAILED if stale else 0
 
 
 def validate() -> int:

@@ -1,0 +1,214 @@
+"""Every command of `python -m lab`, run as a user runs it (a subprocess): what it prints and its exit code.
+
+run, report, list, catalogue, schema, verify, validate and checksums here; compare in test_compare, bad input
+of every command in test_faults, the bench commands in their own benchmarks.  Expected values come from the
+data files themselves (the folders, the YAML, the README), not from the lab's own loaders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lab import results
+from lab.report import errors_in
+
+from .conftest import FIXTURE_CIPHERS, ROOT
+from .html_tables import tables as tables_of
+
+pytestmark = pytest.mark.timeout(900)
+
+VECTORS = ROOT.parent / "shared" / "vectors"
+
+
+def lab(*args: str, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lab", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
+    """A mistake: exit 2, one line on stderr naming what is wrong, nothing on stdout, no traceback."""
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == ""
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+def stems(folder: str) -> list[str]:
+    return sorted(p.stem for p in (ROOT / folder).glob("*.yaml"))
+
+
+def cipher_files() -> dict[str, dict]:
+    return {p.parent.name: yaml.safe_load(p.read_text()) for p in sorted((ROOT / "c_src" / "ciphers").glob("*/cipher.yaml"))}
+
+
+# ------------------------------------------------------------------- run, report
+def test_run_prints_where_and_what_then_report_rebuilds_the_same_numbers(tmp_path):
+    env = {"CIPHERLAB_CIPHER_DIRS": str(FIXTURE_CIPHERS), "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks"),
+           "CIPHERLAB_MACHINE": "cli"}
+    res, rep = tmp_path / "results", tmp_path / "reports"
+    r = lab("run", "--ciphers", "des,wrongdes", "--implementations", "ours", "--toolchains", "gcc-O3",
+            "--profile", "smoke", "--no-icount", "--no-progress", "--results-dir", str(res), "--reports-dir",
+            str(rep), "--build-dir", str(ROOT / "build" / "test-cli"), env=env)
+    assert r.returncode == 1, r.stderr  # one red cell: exit 1, and the run still finished and reported
+    (run_dir,) = results.run_dirs(res)
+    assert run_dir.parent == res / "cli"
+    report = rep / run_dir.name / "index.html"
+    assert r.stdout.splitlines() == [f"results: {run_dir}", "2 of 2 cells: kat_failed 1, ok 1", f"report: {report}"]
+    assert (rep / "latest").resolve() == (rep / run_dir.name).resolve()
+    html = report.read_text()
+    assert run_dir.name in html and not errors_in(html)
+    assert "wrongdes/flipbit@gcc-O3@host" in html and "known-answer records failed" in html
+
+    again = tmp_path / "again"
+    r = lab("report", "--runs", run_dir.name, "--results-dir", str(res), "--reports-dir", str(again), env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"report: {again / run_dir.name / 'index.html'}\n"
+    rebuilt = (again / run_dir.name / "index.html").read_text()
+    # the same numbers: every table of the report, cell for cell (only the generation time differs)
+    assert tables_of(rebuilt) == tables_of(html) and len(tables_of(html)) > 5
+
+    latest = lab("report", "--results-dir", str(res), "--reports-dir", str(tmp_path / "latest"), env=env)
+    assert latest.returncode == 0 and latest.stdout.strip().endswith(f"{run_dir.name}/index.html"), latest.stderr
+    one_line_error(lab("report", "--runs", "no-such-run", "--results-dir", str(res), "--reports-dir",
+                       str(again), env=env), "no-such-run")
+    one_line_error(lab("report", "--results-dir", str(tmp_path / "empty"), "--reports-dir", str(again), env=env))
+
+
+def test_run_without_a_red_cell_exits_0_and_quiet_prints_only_the_result(tmp_path):
+    env = {"CIPHERLAB_LOCK_DIR": str(tmp_path / "locks"), "CIPHERLAB_MACHINE": "cli"}
+    r = lab("run", "--ciphers", "idea", "--toolchains", "clang-O3", "--profile", "smoke", "--no-icount", "--quiet",
+            "--no-report", "--results-dir", str(tmp_path / "results"), "--build-dir",
+            str(ROOT / "build" / "test-cli"), env=env)
+    assert r.returncode == 0, r.stderr
+    (run_dir,) = results.run_dirs(tmp_path / "results")
+    assert r.stdout.splitlines() == [f"results: {run_dir}", "1 of 1 cells: ok 1"]
+    assert r.stderr == ""
+    assert not (tmp_path / "reports").exists()
+
+
+# ------------------------------------------------------------------- list, validate
+def test_list_names_every_data_file_and_every_implementation(tmp_path):
+    r = lab("list", env={"CIPHERLAB_HOSTS_DIR": str(tmp_path / "none")})
+    assert r.returncode == 0, r.stderr
+    got = dict(line.split(": ", 1) for line in r.stdout.splitlines())
+    assert list(got) == ["ciphers", "peer implementations", "toolchains", "targets", "profiles", "hosts"]
+    ours = {name: [i for i, d in y["implementations"].items()] for name, y in cipher_files().items()}
+    listed = dict(re.findall(r"(\w+)\[([^\]]*)\]", got["ciphers"]))
+    assert set(listed) == set(ours)
+    for name, impls in ours.items():
+        assert listed[name].split(",") == impls, name
+    peers = sorted(f"{c}/{i}" for p in (ROOT / "c_src" / "peers").glob("*/peer.yaml")
+                   for c, impls in yaml.safe_load(p.read_text())["implementations"].items() for i in impls)
+    assert sorted(got["peer implementations"].split(", ")) == peers
+    for key, folder in (("toolchains", "toolchains"), ("targets", "targets"), ("profiles", "profiles")):
+        assert got[key].split(", ") == stems(folder), key
+    assert got["hosts"] == "(none: add hosts/<name>.yaml)"
+
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    (hosts / "bench-arm.yaml").write_text("address: 127.0.0.1\nport: 2222\ntarget: aarch64\n")
+    r = lab("list", env={"CIPHERLAB_HOSTS_DIR": str(hosts)})
+    assert r.returncode == 0 and "hosts: bench-arm\n" in r.stdout, r.stderr
+
+
+def test_validate_counts_every_data_file(tmp_path):
+    r = lab("validate", env={"CIPHERLAB_HOSTS_DIR": str(tmp_path / "none")})
+    assert r.returncode == 0, r.stderr
+    n = {k: len(stems(k)) for k in ("toolchains", "targets", "profiles")}
+    n["ciphers"] = len(cipher_files())
+    n["peer libraries"] = len(list((ROOT / "c_src" / "peers").glob("*/peer.yaml")))
+    assert r.stdout == (f"{sum(n.values())} data files valid: {n['toolchains']} toolchains, {n['targets']} targets, "
+                        f"{n['profiles']} profiles, {n['ciphers']} ciphers, {n['peer libraries']} peer libraries, "
+                        "0 hosts\n")
+
+
+# ------------------------------------------------------------------- catalogue
+def test_catalogue_prints_the_table_the_readme_shows():
+    """The README says `python -m lab catalogue` prints its table of the ciphers: it must, row for row (so the
+    README's table bytes are what the builds have, and a new implementation shows in both)."""
+    r = lab("catalogue")
+    assert r.returncode == 0, r.stderr
+    printed = r.stdout.splitlines()
+    readme = (ROOT / "README.md").read_text().splitlines()
+    start = readme.index(printed[0])
+    assert readme[start:start + len(printed)] == printed
+    assert len(printed) == 2 + sum(len(y["implementations"]) for y in cipher_files().values())
+    assert "n/a here" not in r.stdout  # every implementation loads on this machine (x86-64 with AES-NI)
+    rows = [line.split(" | ") for line in printed[2:]]
+    assert all(re.fullmatch(r"[\d,]+", row[5]) and re.fullmatch(r"[\d,]+", row[6]) for row in rows)
+
+
+# ------------------------------------------------------------------- schema
+def _checkout_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    root.mkdir()
+    for name in ("c_src", "toolchains", "targets", "profiles", "dockerfiles", "matrix.yaml"):
+        (root / name).symlink_to(ROOT / name)
+    shutil.copytree(ROOT / "schemas", root / "schemas")
+    return root
+
+
+def test_schema_writes_the_schemas_and_check_names_the_stale_ones(tmp_path):
+    assert lab("schema", "--check").returncode == 0  # the committed schemas are current
+
+    root = _checkout_copy(tmp_path)
+    env = {"CIPHERLAB_ROOT": str(root)}
+    committed = sorted((ROOT / "schemas").glob("*.schema.json"))
+    assert len(committed) >= 5
+    stale, gone = root / "schemas" / "toolchain.schema.json", root / "schemas" / "matrix.schema.json"
+    stale.write_text(stale.read_text().replace('"additionalProperties": false', '"additionalProperties": true', 1))
+    gone.unlink()
+    r = lab("schema", "--check", env=env)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"schemas/{p.name} is missing or stale: run `invoke schema` to rewrite it" for p in sorted([gone, stale])]
+
+    r = lab("schema", env=env)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split()) == sorted(str(root / "schemas" / p.name) for p in committed)
+    for p in committed:
+        assert (root / "schemas" / p.name).read_text() == p.read_text(), p.name
+    r = lab("schema", "--check", env=env)
+    assert r.returncode == 0 and r.stdout == "schemas/: every JSON Schema is current\n" and r.stderr == ""
+
+
+# ------------------------------------------------------------------- verify
+def test_verify_prints_each_implementation_and_the_first_failures():
+    r = lab("verify", "des", str(VECTORS / "des.kat"), "--impl", "all", "--toolchain", "clang-O3")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [line for line in r.stdout.splitlines() if "305 of 305 records passed" in line]
+    peers = [i for p in (ROOT / "c_src" / "peers").glob("*/peer.yaml")
+             for i in yaml.safe_load(p.read_text())["implementations"].get("des", {})]
+    assert len(r.stdout.splitlines()) == len(cipher_files()["des"]["implementations"]) + len(peers) > 2
+
+    env = {"CIPHERLAB_CIPHER_DIRS": str(FIXTURE_CIPHERS)}
+    bad = lab("verify", "wrongdes", str(VECTORS / "des.kat"), "--show", "2", env=env)
+    assert bad.returncode == 1, bad.stderr
+    head, *fails = bad.stdout.splitlines()
+    m = re.search(r"(\d+) of 305 records passed", head)
+    assert m and int(m.group(1)) < 305, head
+    assert len(fails) == 2 and all(re.match(r"  line \d+: \w+ .* expected [0-9a-f]+ got [0-9a-f]+$", f) for f in fails), fails
+
+    one_line_error(lab("verify", "des", str(VECTORS / "des.kat"), "--toolchain", "gcc-03"), "gcc-03", "gcc-O3")
+    one_line_error(lab("verify", "dse", str(VECTORS / "des.kat")), "dse", "des")
+
+
+# ------------------------------------------------------------------- checksums
+def test_checksums_prints_the_stored_checksum_of_every_cipher():
+    r = lab("checksums")
+    assert r.returncode == 0, r.stdout + r.stderr
+    printed = dict(line.split(": ", 1) for line in r.stdout.splitlines())
+    files = cipher_files()
+    assert set(printed) == set(files)
+    for name, y in files.items():
+        want = ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(y["checksums"].items()))
+        assert printed[name] == want, name
