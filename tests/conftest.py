@@ -52,6 +52,28 @@ def small_run(fixture_lab, tmp_path_factory) -> Path:
     return run(fixture_lab, req).run_dir
 
 
+@pytest.fixture(autouse=True)
+def _report_sections_must_not_fail(request, monkeypatch):
+    """A report section that fails becomes an error box in the HTML (never a silently missing part); in the
+    tests it also fails the test that built the report, whatever that test checks, unless the test is marked
+    `report_errors` (it provokes them).  Reports built by a subprocess are checked with errors_in()."""
+    import lab.report as report
+
+    failed: list[str] = []
+    guard = report._guard
+
+    def watched(name, fn, *args):
+        out = guard(name, fn, *args)
+        if "error" in out:
+            failed.append(f"{name}: {out['error']}")
+        return out
+
+    monkeypatch.setattr(report, "_guard", watched)
+    yield failed
+    if failed and not request.node.get_closest_marker("report_errors"):
+        pytest.fail("a report section failed (an error box in the HTML): " + "; ".join(failed), pytrace=False)
+
+
 def all_implementations() -> list[tuple[str, str]]:
     lab = Lab()
     return [(c.name, i.name) for c in lab.ciphers.values() for i in c.ours()]

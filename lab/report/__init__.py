@@ -148,7 +148,8 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
     plat = _guard("platforms", _section_platforms, df)
     avg = plat.get("avg")
     top = _guard("top performers", lambda: analysis.top_performers(avg, insn=analysis.instruction_averages(df))) \
-        if avg is not None else {"error": plat.get("error", "no platform averages")}
+        if avg is not None else {"error": f"needs the platform averages, which failed ({plat.get('error')})",
+                                 "section": "top performers"}
     status_counts = cells.status.value_counts().to_dict() if not cells.empty else {}
     failed = cells[cells.status != "ok"].sort_values("cell").to_dict("records") if not cells.empty else []
     headline = plat["platforms"][0]["fig"] if plat.get("platforms") else \
