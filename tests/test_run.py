@@ -74,3 +74,35 @@ def test_report_is_rebuilt_from_stored_results(fixture_lab, small_run, tmp_path)
     assert "url(http" not in html and "@import" not in html
     assert (tmp_path / "latest" / "index.html").exists()
     assert (index.parent / "results.parquet").exists()
+
+
+def test_the_imitating_toolchains_record_their_flags_and_meet_their_1999_tables(lab, build_dir, tmp_path):
+    """icc-like and gcc-djgpp1999 through a whole run: every cell passes and is measured, each build records the
+    flags its toolchain file promises, and the report compares gcc-djgpp1999 with NIST's two DJGPP tables."""
+    from lab.run import RunRequest, run
+
+    from .html_tables import find
+
+    m = tmp_path / "matrix.yaml"
+    m.write_text("ciphers: [rijndael, rc6, serpent, twofish, mars]\nimplementations: default\n"
+                 "toolchains: [icc-like, gcc-djgpp1999]\ntargets: [host]\nprofile: smoke\n")
+    out = run(lab, RunRequest(matrix=m, results_dir=tmp_path / "results", build_dir=build_dir, icount=False))
+    meta, cells = results.read_run(out.run_dir)
+    assert len(cells) == 10 and {c.status for c in cells} == {"ok"}, [(c.cell, c.reason) for c in cells]
+    assert all(c.measurement and c.measurement.timing for c in cells)
+    for c in cells:
+        if c.toolchain == "icc-like":  # clang with -xHost, unrolling and whole-program optimisation
+            assert {"-O3", "-march=native", "-funroll-loops", "-fomit-frame-pointer", "-flto"} <= set(c.build.cflags)
+            assert "-flto" in c.build.ldflags and "clang" in c.build.compiler_version.lower()
+        else:  # gcc with NIST's Appendix B flags, -mcpu=pentiumpro become -mtune=core2 on x86-64
+            assert c.build.cflags[:4] == ["-O2", "-std=c11", "-pedantic", "-fomit-frame-pointer"]
+            assert "-mtune=core2" in c.build.cflags and "-O3" not in c.build.cflags
+            assert c.build.compiler_version.lower().startswith("gcc")
+    html = build_report(lab, [out.run_dir], results_dir=tmp_path / "results", reports_dir=tmp_path / "r").read_text()
+    taus = find(html, "taus")[0]
+    rows = {r[2].text.split(":")[0]: r for r in taus.rows if r[1].text == "gcc-djgpp1999"}
+    assert set(rows) == {"A.1-5", "A.1-6"}
+    for r in rows.values():
+        assert int(r[5].text) == 5 and -1 <= float(r[3].text) <= 1
+    assert not [r for r in taus.rows if r[1].text == "icc-like"]
+    assert "Toolchains without a 1999 counterpart, not compared: icc-like" in html
