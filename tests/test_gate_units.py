@@ -1,0 +1,440 @@
+"""The correctness gate and the measuring loop from synthetic program output, each judgement checked against
+what it must be: the kat program's records into a verdict (lab.kat), instruction counts dealt to the cycle
+records (lab.icount), the timing and cycles programs' records, the stop rule and the interleaving of cells
+(lab.measure).  Real programs prove the same paths end to end in test_kat, test_faults and test_run; these are
+the fast tests the mutation benchmark runs against every small change of those modules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lab import icount, kat, measure
+from lab.backends import Completed
+from lab.plan import Cell
+
+HEX64 = "b5c278915229b76074e8ca02ddbf8c5ae4efd569e87135fa6d021738d0243d2d"
+
+
+def done(*records: dict, rc: int | None = 0, stderr: str = "", timed_out=False, unreachable=False,
+         seconds: float = 0.5, extra: str = "") -> Completed:
+    out = "".join(json.dumps(r) + "\n" for r in records) + extra
+    return Completed(["prog"], rc, out, stderr, seconds, timed_out=timed_out, unreachable=unreachable)
+
+
+def summary(records=10, passed=10, failed=0, skipped=0, **kw) -> dict:
+    return {"type": "kat_summary", "impl": "des/spbox", "block_bytes": 8, "key_bits": [64], "ks_bytes": 128,
+            "table_bytes": 2944, "records": records, "passed": passed, "failed": failed,
+            "skipped_key_size": skipped, **kw}
+
+
+def checksum(bits=64, value=HEX64, roundtrip=True) -> dict:
+    return {"type": "kat_checksum", "key_bits": bits, "checksum": value, "roundtrip_ok": roundtrip}
+
+
+def fail(line=8, direction="encrypt", bits=64, reason="ciphertext mismatch") -> dict:
+    return {"type": "kat_fail", "line": line, "key_bits": bits, "direction": direction, "reason": reason,
+            "expected": "80", "got": "81"}
+
+
+A, B = Path("/v/a.kat"), Path("/v/b.kat")
+
+
+# ------------------------------------------------------------------ lab.kat
+def test_read_kat_takes_every_kind_of_record():
+    out = kat.read_kat(done({"type": "note"}, fail(), fail(9), checksum(64), checksum(128, "ab", False), summary(),
+                            extra="not json\n[1, 2]\n{broken\n"))
+    assert out.summary == summary() and [f["line"] for f in out.fails] == [8, 9]
+    assert out.checksums == {64: HEX64, 128: "ab"} and out.roundtrip_ok is False
+    assert out.error is None and out.unavailable is False
+    assert kat.read_kat(done(checksum(64), checksum(128))).roundtrip_ok is True
+    assert kat.read_kat(done({"type": "kat_checksum", "key_bits": 64, "checksum": "x"})).roundtrip_ok is True
+
+
+def test_read_kat_says_why_there_is_no_summary():
+    err = kat.read_kat(done({"type": "error", "message": "cannot open vectors", "detail": "/v/a.kat"}, rc=2))
+    assert err.summary is None and err.error == "cannot open vectors (/v/a.kat)"
+    assert kat.read_kat(done({"type": "error", "message": "bad option"}, rc=2)).error == "bad option"
+    assert kat.read_kat(done(rc=-11)).error == "crashed with SIGSEGV"
+    assert kat.read_kat(done(rc=1, stderr="first\nlast words\n")).error == "exit status 1: last words"
+    # unavailable: exit 3 *and* the program's own record; either alone is not
+    assert kat.read_kat(done({"type": "unavailable"}, rc=3)).unavailable is True
+    assert kat.read_kat(done({"type": "unavailable"}, rc=3)).error is None
+    assert kat.read_kat(done({"type": "unavailable"}, rc=0)).unavailable is False
+    assert kat.read_kat(done(rc=3)).unavailable is False
+
+
+def test_a_build_that_passes_every_record_of_every_file_is_ok():
+    v = kat.verdict([(A, done(checksum(), summary(10, 10))), (B, done(summary(5, 4, 0, 1)))], {64: HEX64})
+    assert (v.status, v.reason, v.ok) == ("ok", None, True)
+    assert (v.files, v.records, v.passed, v.failed, v.skipped_key_size) == (["a.kat", "b.kat"], 15, 14, 0, 1)
+    assert v.checksums == {64: HEX64} and v.roundtrip_ok
+    assert v.facts == {"block_bytes": 8, "ks_bytes": 128, "table_bytes": 2944, "key_bits": [64]}
+    assert v.line() == "14 of 15 records passed (1 skipped: key size not supported)"
+    assert kat.verdict([(A, done(summary(3, 3)))]).line() == "3 of 3 records passed"
+
+
+def test_failed_records_name_the_first_one():
+    v = kat.verdict([(A, done(*[fail(i) for i in range(8, 20)], summary(20, 8, 12))),
+                     (B, done(fail(3, "decrypt", 128), summary(4, 3, 1)))])
+    assert v.status == "kat_failed" and not v.ok
+    assert v.reason == "13 of 24 known-answer records failed (first: line 8 of a.kat, encrypt, 64-bit key)"
+    assert len(v.fails) == 11 and v.fails[-1]["line"] == 3  # at most 10 kept per file
+    assert v.line() == f"kat_failed: {v.reason}"
+    # a failure the program reports without a line (the n-block check): its reason
+    nb = kat.verdict([(A, done({"type": "kat_fail", "reason": "n-block call differs from single-block calls"},
+                               summary(5, 5, 1)))])
+    assert nb.reason == "1 of 5 known-answer records failed (n-block call differs from single-block calls)"
+    assert kat.verdict([(A, done(summary(5, 4, 1)))]).reason == "1 of 5 known-answer records failed"
+
+
+def test_every_other_way_to_fail_the_gate():
+    assert kat.verdict([]) == kat.Verdict("kat_failed", "no known-answer vectors: cannot verify, so not measured")
+    rt = kat.verdict([(A, done(checksum(roundtrip=False), summary()))])
+    assert (rt.status, rt.reason) == ("kat_failed", "decrypt(encrypt(x)) != x on the checksum chain")
+    none = kat.verdict([(A, done(summary(5, 0, 0, 5)))])
+    assert (none.status, none.reason) == ("kat_failed", "no known-answer record applied to this implementation")
+    bad = kat.verdict([(A, done(checksum(64, "0" * 64), summary()))], {64: HEX64})
+    assert bad.status == "checksum_differs"
+    assert bad.reason == f"checksum differs for 64-bit keys: {'0' * 16}... where cipher.yaml has {HEX64[:16]}..."
+    # a key size the program printed no checksum for is not a difference; one stored for no key size neither
+    assert kat.verdict([(A, done(checksum(64), summary()))], {64: HEX64, 128: "ff"}).ok
+    assert kat.verdict([(A, done(checksum(64, "0" * 64), summary()))], None).ok
+    # wrong answers take precedence over the chain and the checksum
+    both = kat.verdict([(A, done(fail(), checksum(64, "0" * 64, False), summary(5, 4, 1)))], {64: HEX64})
+    assert both.status == "kat_failed" and "known-answer records failed" in both.reason
+
+
+def test_a_program_that_dies_or_is_unreachable_or_unavailable():
+    crash = kat.verdict([(A, done(summary())), (B, done(fail(), rc=-11))])
+    assert (crash.status, crash.reason) == ("crashed", "kat on b.kat: crashed with SIGSEGV")
+    assert crash.files == ["a.kat", "b.kat"] and crash.records == 10 and len(crash.fails) == 1
+    hang = kat.verdict([(A, done(rc=None, timed_out=True, seconds=30.2))])
+    assert (hang.status, hang.reason) == ("timeout", "kat on a.kat: timed out after 30 s")
+    err = kat.verdict([(A, done({"type": "error", "message": "no such implementation"}, rc=2))])
+    assert (err.status, err.reason) == ("kat_failed", "kat on a.kat: no such implementation")
+    gone = kat.verdict([(A, done(summary())), (B, done(rc=None, unreachable=True, stderr="host down"))])
+    assert (gone.status, gone.reason) == ("unreachable", "kat on b.kat: host down")
+    off = kat.verdict([(A, done({"type": "unavailable"}, rc=3)), (B, done(summary()))])
+    assert (off.status, off.reason) == ("unavailable", "implementation reports itself unavailable on this CPU")
+    assert kat.FAILED == {"build_failed", "kat_failed", "checksum_differs", "crashed", "timeout", "measure_failed",
+                          "unreachable"}
+
+
+class Scripted:
+    """A backend that answers each run_program with the next scripted Completed (logic around the backend)."""
+
+    def __init__(self, answers):
+        self.answers, self.calls = list(answers), []
+
+    def run_program(self, program, args, *, target=None, timeout=None, env=None, cpu=None, icount=None):
+        self.calls.append((Path(program).name, list(args), env, cpu))
+        answer = self.answers.pop(0)
+        return answer(args) if callable(answer) else answer
+
+
+def test_run_kat_runs_every_file_and_stops_after_one_without_a_summary(lab):
+    des = lab.cipher("des").impls["spbox"]
+    host = lab.target("host")
+    be = Scripted([done(checksum(), summary(305, 305)), done(summary(2, 2))])
+    v = kat.run_kat(be, Path("/b/kat"), des, host, 9, files=[A, B], env={"X": "1"})
+    assert v.ok and v.records == 307
+    assert be.calls == [("kat", ["--impl", "des/spbox", "--file", str(A)], {"X": "1"}, None),
+                        ("kat", ["--impl", "des/spbox", "--file", str(B)], {"X": "1"}, None)]
+    be = Scripted([done(rc=-7), done(summary())])
+    assert kat.run_kat(be, Path("/b/kat"), des, host, 9, files=[A, B]).status == "crashed" and len(be.calls) == 1
+    be = Scripted([done(checksum(64, "0" * 64), summary(305, 305))])  # no files given: the cipher's own vectors
+    v = kat.run_kat(be, Path("/b/kat"), des, host, 9)
+    assert be.calls[0][1][-1] == str(des.vector_files[0].resolve()) and v.status == "checksum_differs"
+
+
+# ------------------------------------------------------------------ lab.icount
+def test_fill_deltas_deals_counts_round_by_round_to_every_operation():
+    recs = [{"type": "counter"}, {"type": "cycles", "op": "null", "deltas": [0, 0, 0]},
+            {"type": "cycles", "op": "ekey", "deltas": [0]}, {"type": "note"},
+            {"type": "cycles", "op": "encrypt", "deltas": [0, 0]}]
+    out = icount.fill_deltas(recs, [1, 10, 100, 2, 200, 3])
+    assert [r.get("deltas") for r in out] == [None, [1, 2, 3], [10], None, [100, 200]]
+    assert [r["type"] for r in out] == ["counter", "cycles", "cycles", "note", "cycles"]
+    assert all(r["counter"] == "qemu-insn-region" and r["unit"] == "guest_insns" for r in out if r["type"] == "cycles")
+    assert "counter" not in out[0] and recs[1]["deltas"] == [0, 0, 0]  # the input is not changed
+    with pytest.raises(icount.IcountError, match=r"^4 marked regions for 6 deltas: the counts cannot be paired$"):
+        icount.fill_deltas(recs, [1, 2, 3, 4])
+    with pytest.raises(icount.IcountError, match="8 marked regions for 6 deltas"):
+        icount.fill_deltas(recs, list(range(8)))
+    assert icount.fill_deltas([{"type": "counter"}], []) == [{"type": "counter"}]
+    assert icount.fill_deltas([{"type": "counter"}], [5]) == [{"type": "counter"}]  # only the calibration region
+
+
+def test_only_an_instruction_qemu_cannot_emulate_makes_counts_unavailable():
+    assert icount.unavailable_reason(done(rc=-4)).startswith("QEMU cannot emulate an instruction of this build")
+    for c in (done(rc=-11), done(rc=1), done(rc=0), done(rc=None, timed_out=True)):
+        assert icount.unavailable_reason(c) is None
+
+
+# ------------------------------------------------------------------ lab.measure
+def cell(lab, cipher="rc6", impl=None, target="host", profile="quick", **sampling) -> Cell:
+    p = lab.profile(profile)
+    if sampling:
+        p = p.model_copy(update={"sampling": p.sampling.model_copy(update=sampling), "per_cipher": {}})
+    c = lab.cipher(cipher)
+    return Cell(c.impls[impl or c.default_impl], lab.toolchain("gcc-O3"), lab.target(target), tuple(c.key_bits), p)
+
+
+def test_program_arguments_come_from_the_profile(lab):
+    c = cell(lab, "rijndael", "ttable", samples=7, warmup=3, sample_us=90)
+    t = c.profile.timing.blocks_per_call
+    assert measure.timing_args(c) == ["--impl", "rijndael/ttable", "--key-bits", "128,192,256",
+                                      "--blocks-per-call", str(t), "--samples", "7", "--warmup", "3",
+                                      "--sample-us", "90"]
+    sizes = ",".join(map(str, c.profile.cycles.sizes))
+    keys = ",".join(map(str, c.cycle_key_sizes))
+    assert measure.cycles_args(c) == ["--impl", "rijndael/ttable", "--key-bits", keys, "--sizes", sizes,
+                                      "--samples", "7", "--warmup", "3", "--sample-us", "90"]
+    assert measure.cycles_args(c, icount=True) == ["--impl", "rijndael/ttable", "--key-bits", keys, "--sizes", sizes,
+                                                   "--samples", "1", "--warmup", "0", "--calls", "1"]
+
+
+def timing_record(ks=128, per=(1000, 1000, 100), ns=((5, 6), (7, 8), (9, 10))) -> dict:
+    return {"type": "timing", "key_size": ks, **{op: {"per_sample": p, "ns": list(n)}
+                                                 for op, p, n in zip(("encrypt", "decrypt", "key_setup"), per, ns)}}
+
+
+def test_parse_timing_reads_every_key_size_and_refuses_what_it_cannot_read(lab):
+    c = cell(lab, "des", "spbox")  # one key size: 64
+    got = measure.parse_timing(done(timing_record(64, ns=(("5", 6), (7, 8), (9, 10)))), c)
+    assert got == {64: {"encrypt": {"per_sample": 1000, "ns": [5, 6]}, "decrypt": {"per_sample": 1000, "ns": [7, 8]},
+                        "key_setup": {"per_sample": 100, "ns": [9, 10]}}}
+    assert all(type(x) is int for x in got[64]["encrypt"]["ns"])
+    with pytest.raises(measure.OutputError, match=r"^timing: no samples for 64-bit keys in its output \(it printed "
+                                                  r"nothing\)$"):
+        measure.parse_timing(done(), c)
+    with pytest.raises(measure.OutputError, match=r"no samples for 64-bit keys in its output \('garbage'\)"):
+        measure.parse_timing(done(extra="garbage\n"), c)
+    broken = timing_record(64)
+    del broken["decrypt"]
+    with pytest.raises(measure.OutputError, match=r"^timing: unreadable record \(KeyError: 'decrypt'\)$"):
+        measure.parse_timing(done(broken), c)
+    with pytest.raises(measure.OutputError, match=r"unreadable record \(ValueError"):
+        measure.parse_timing(done(timing_record(64, ns=(("x",), (1,), (1,)))), c)
+    with pytest.raises(measure.OutputError, match="^timing: a quantity without samples$"):
+        measure.parse_timing(done(timing_record(64, ns=((1,), (), (1,)))), c)
+    with pytest.raises(measure.OutputError, match="^timing: a quantity without samples$"):
+        measure.parse_timing(done(timing_record(64, per=(1000, 1000, 0))), c)
+    aes = cell(lab, "rijndael", "ttable")
+    with pytest.raises(measure.OutputError, match="no samples for 192-bit keys"):
+        measure.parse_timing(done(timing_record(128), timing_record(256)), aes)
+
+
+def cycles_records(c: Cell, calls=4, deltas=(30, 31)) -> list[dict]:
+    ops = [("null", 1), ("ekey", 1), ("dkey", 1), ("init", 1)] + \
+          [(op, n) for n in c.profile.cycles.sizes for op in ("encrypt", "decrypt")]
+    return [{"type": "counter", "name": "x86-tsc-lfence", "ticks_per_second": 2.5e9}] + \
+        [{"type": "cycles", "key_size": ks, "op": op, "n": n, "calls": calls, "counter": "x86-tsc-lfence",
+          "unit": "tsc_ticks", "deltas": list(deltas)} for ks in c.cycle_key_sizes for op, n in ops]
+
+
+def test_parse_cycles_reads_every_operation_and_counts_them(lab):
+    c = cell(lab, "des", "spbox")
+    recs = cycles_records(c)
+    tps, ops = measure.parse_cycles(done(*recs), c)
+    assert tps == 2.5e9 and type(tps) is float
+    assert len(ops) == 4 + 2 * len(c.profile.cycles.sizes)
+    assert ops[0] == {"key_size": 64, "op": "null", "n": 1, "calls": 4, "counter": "x86-tsc-lfence",
+                      "unit": "tsc_ticks", "deltas": [30, 31]}
+    no_calls = [dict(r) for r in recs]
+    del no_calls[1]["calls"]
+    assert measure.parse_cycles(done(*no_calls), c)[1][0]["calls"] == 1  # one call per sample unless it says
+    assert measure.parse_cycles(done(*recs[1:]), c)[0] is None  # no counter record: no rate
+    zero = [{**recs[0], "ticks_per_second": 0}] + recs[1:]
+    assert measure.parse_cycles(done(*zero), c)[0] is None
+    want = len(ops)
+    with pytest.raises(measure.OutputError, match=rf"^cycles: {want - 1} operation records where {want} were due$"):
+        measure.parse_cycles(done(*recs[:-1]), c)
+    with pytest.raises(measure.OutputError, match=rf"^cycles: 0 operation records where {want} were due \('oops'\)$"):
+        measure.parse_cycles(done(extra="oops\n"), c)
+    with pytest.raises(measure.OutputError, match=rf"^cycles: 0 operation records where {want} were due$"):
+        measure.parse_cycles(done(), c)
+    empty = recs[:-1] + [{**recs[-1], "deltas": []}]
+    with pytest.raises(measure.OutputError, match="operation records where"):
+        measure.parse_cycles(done(*empty), c)
+    with pytest.raises(measure.OutputError, match=r"^cycles: unreadable record \(KeyError: 'deltas'\)$"):
+        measure.parse_cycles(done(*recs[:-1], {k: v for k, v in recs[-1].items() if k != "deltas"}), c)
+
+
+def test_failure_status_of_a_program():
+    assert measure.failure_status(done(rc=None, unreachable=True)) == "unreachable"
+    assert measure.failure_status(done(rc=None, timed_out=True)) == "timeout"
+    assert measure.failure_status(done(rc=-11)) == "crashed"
+    assert measure.failure_status(done(rc=1)) == "measure_failed"
+
+
+def timing_process(ns: list[int], ks=128) -> dict:
+    return {"started": 0.0, "seconds": 0.1, "key_sizes": {ks: {op: {"per_sample": 1000, "ns": list(ns)}
+                                                             for op in ("encrypt", "decrypt", "key_setup")}}}
+
+
+def cycles_process(deltas: list[int], ks=128) -> dict:
+    ops = [{"key_size": ks, "op": op, "n": n, "calls": 1, "counter": "x86-tsc-lfence", "unit": "tsc_ticks",
+            "deltas": list(deltas if op != "null" else [10, 10])}
+           for op, n in [("null", 1), ("ekey", 1), ("encrypt", 16)]]
+    return {"started": 0.0, "seconds": 0.1, "ticks_per_second": 2e9, "ops": ops}
+
+
+def samples(c: Cell, timing: list[list[int]], cycles: list[list[int]] | None = None, **kw) -> measure.CellSamples:
+    cs = measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles"), **kw)
+    cs.timing = [timing_process(ns, c.cycle_key_sizes[0]) for ns in timing]
+    cs.cycles = [cycles_process(d, c.cycle_key_sizes[0]) for d in (cycles if cycles is not None else timing)]
+    return cs
+
+
+def test_worst_precision_is_the_widest_interval_of_the_cell(lab):
+    from lab import stats
+
+    c = cell(lab, estimator="median", confidence=0.9, min_processes=2, max_processes=9)
+    same = samples(c, [[1000, 1010]] * 4)
+    assert same.worst_precision() == 0.0  # identical processes: a zero-width interval
+    spread = [[1000 + 100 * p] for p in range(5)]
+    cs = samples(c, spread, [[1000, 1010]] * 5)  # the cycles alike: the timing quantities are the widest
+    want = stats.estimate([1000 + 100 * p for p in range(5)], "median", 0.9).precision
+    assert want > 0 and cs.worst_precision() == pytest.approx(want)
+    # the empty call's overhead and a quantity below the counter's resolution never hold a cell back
+    flat = samples(c, [[1000, 1010]] * 5, [[10 + 26 * (p % 2), 500] for p in range(5)])
+    assert flat.worst_precision() == 0.0
+
+
+def test_the_stop_rule(lab):
+    c = cell(lab, min_processes=3, max_processes=5, budget_seconds=2.0, precision=0.02)
+    steady, noisy = [[1000, 1001]] * 3, [[1000 * (1 + p), 5000] for p in range(3)]
+    assert samples(c, steady[:2]).decide() is None  # precise, but fewer than min_processes
+    assert samples(c, steady).decide() == "precision"
+    assert samples(c, noisy).decide() is None
+    assert samples(c, noisy + [[9000, 9000]] * 2).decide() == "max_processes"
+    assert samples(c, noisy, seconds=2.0).decide() == "budget"
+    assert samples(c, noisy, seconds=1.99).decide() is None
+    assert samples(c, [[1000, 5000]], seconds=9.0).decide() is None  # the budget never stops a single process
+    assert samples(c, [[1000, 5000]] * 2, seconds=9.0).decide() == "budget"
+    assert samples(c, steady, [[30]] * 2).decide() is None  # a process without its cycles does not count
+    emu = cell(lab, target="sparc64", emulated_processes=2)
+    assert samples(emu, [[1000, 5000]]).decide() is None
+    assert samples(emu, noisy[:2]).decide() == "emulated"
+
+
+def test_a_marker_counter_target_is_measured_by_timing_alone(lab):
+    c = cell(lab, target="sparc64")
+    assert c.target.counter == "marker"
+    cs = samples(c, [[1000, 1001]] * 2, [])
+    assert not cs.counts_cycles and cs.processes == 2
+    host = samples(cell(lab), [[1000, 1001]] * 2, [[30]])
+    assert host.counts_cycles and host.processes == 1
+
+
+def test_the_measurement_record_states_how_it_was_taken(lab):
+    c = cell(lab, estimator="median", confidence=0.9, precision=0.03)
+    cs = samples(c, [[1000, 1001]] * 2, seconds=1.23456, steal=0.25, cpu_seconds=1.0, ctxt=7)
+    m = cs.measurement(1)
+    assert m["timer"] == "clock-monotonic" and m["blocks_per_call"] == c.profile.timing.blocks_per_call
+    assert (m["counter"], m["unit"]) == ("x86-tsc-lfence", "tsc_ticks")
+    assert (m["estimator"], m["confidence"], m["precision_target"]) == ("median", 0.9, 0.03)
+    assert (m["stopped"], m["seconds"], m["cpu"]) == ("budget", 1.235, 1)
+    assert m["system"] == {"steal_seconds": 0.25, "cpu_seconds": 1.0, "steal_fraction": 0.25, "context_switches": 7}
+    assert m["timing"] is cs.timing and m["cycles"] is cs.cycles
+    cs.stopped, cs.cpu_seconds, cs.steal = "precision", 3.0, 0.123456
+    m = cs.measurement(None)
+    assert m["stopped"] == "precision" and m["system"]["steal_fraction"] == round(0.123456 / 3, 4)
+    assert m["system"]["steal_seconds"] == 0.123 and m["cpu"] is None
+    cs.cpu_seconds = 0.0
+    assert cs.measurement(0)["system"]["steal_fraction"] == 0.0
+    bare = measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles"))
+    assert (bare.measurement(0)["counter"], bare.measurement(0)["unit"]) == (None, None)
+
+
+def test_expected_seconds_bounds_the_measuring_time(lab):
+    hw = cell(lab, budget_seconds=3.0, max_processes=10)
+    short = cell(lab, budget_seconds=1.0, max_processes=10)
+    emu = cell(lab, target="sparc64", emulated_processes=2)
+    assert measure.expected_seconds([hw]) == pytest.approx(1.5)  # 0.15 s a process
+    assert measure.expected_seconds([short]) == pytest.approx(1.0)  # the budget
+    assert measure.expected_seconds([hw, short, emu]) == pytest.approx(4.5)
+    assert measure.expected_seconds([]) == 0
+
+
+class Programs:
+    """Scripted timing and cycles programs: each call answers from the cell's turn (logic around the backend)."""
+
+    def __init__(self, lab, cells: dict[str, Cell], bad: dict[tuple[str, str, int], Completed] | None = None):
+        self.lab, self.cells, self.bad, self.order, self.turn = lab, cells, bad or {}, [], {}
+
+    def run_program(self, program, args, *, target=None, timeout=None, env=None, cpu=None, icount=None):
+        impl = args[args.index("--impl") + 1]
+        kind = Path(program).name
+        n = self.turn[(impl, kind)] = self.turn.get((impl, kind), 0) + 1
+        self.order.append((impl, kind, n, cpu, timeout))
+        if (impl, kind, n) in self.bad:
+            return self.bad[(impl, kind, n)]
+        c = self.cells[impl]
+        if kind == "timing":
+            return done(*[timing_record(ks) for ks in c.key_sizes])
+        return done(*cycles_records(c, deltas=(1000, 1000)))
+
+
+def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab):
+    c1 = cell(lab, "rc6", min_processes=2, max_processes=3, interleave=2, precision=0.5)
+    c2 = cell(lab, "des", "spbox", min_processes=2, max_processes=3, interleave=2, precision=0.5)
+    c3 = cell(lab, "idea", min_processes=2, max_processes=3, interleave=2, precision=0.5)
+    progs = Programs(lab, {c.impl.id: c for c in (c1, c2, c3)})
+    finished, progress = [], []
+    m = measure.Measurer(progs, 1, finished.append, lambda cl, n: progress.append((cl.impl.id, n)))
+    todo = [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in (c1, c2, c3)]
+    m.measure(todo)
+    firsts = [(i, k) for i, k, n, _, _ in progs.order if k == "timing"]
+    # batches of `interleave` cells; within a batch, rounds that rotate who goes first
+    assert firsts == [("rc6/ref", "timing"), ("des/spbox", "timing"), ("des/spbox", "timing"), ("rc6/ref", "timing"),
+                      ("idea/ref", "timing"), ("idea/ref", "timing")]
+    assert [k for _, k, _, _, _ in progs.order[:2]] == ["timing", "cycles"]  # each process: timing, then cycles
+    assert all(cpu == 1 for _, _, _, cpu, _ in progs.order)
+    assert all(t == c1.profile.timeout_seconds for _, _, _, _, t in progs.order)
+    assert [cs.cell.impl.id for cs in finished] == ["rc6/ref", "des/spbox", "idea/ref"]
+    assert all(cs.stopped == "precision" and cs.processes == 2 and cs.failure is None for cs in finished)
+    assert progress == [("rc6/ref", 1), ("des/spbox", 1), ("des/spbox", 2), ("rc6/ref", 2), ("idea/ref", 1),
+                        ("idea/ref", 2)]
+    assert finished[0].seconds == pytest.approx(4 * 0.5)  # every program's time counts against the budget
+    assert finished[0].timing[0]["seconds"] == 0.5 and finished[0].cycles[0]["ticks_per_second"] == 2.5e9
+
+
+def test_a_failing_process_ends_its_cell_with_the_reason_and_keeps_the_others(lab):
+    cs_ = {k: cell(lab, k, min_processes=2, max_processes=2, interleave=12, precision=0.5)
+           for k in ("rc6", "mars", "serpent", "magenta", "e2")}
+    cs_["des"] = cell(lab, "des", "spbox", min_processes=2, max_processes=2, interleave=12, precision=0.5)
+    bad = {("rc6/ref", "timing", 2): done(rc=-11),
+           ("mars/ref", "cycles", 1): done(rc=None, timed_out=True, seconds=120),
+           ("serpent/bitslice", "timing", 1): done(extra="garbage\n"),
+           ("magenta/ref", "cycles", 1): done(extra="oops\n"),
+           ("e2/ref", "timing", 1): done(rc=1, stderr="no such option\n")}
+    progs = Programs(lab, {c.impl.id: c for c in cs_.values()}, bad)
+    finished = []
+    measure.Measurer(progs, None, finished.append).measure(
+        [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in cs_.values()])
+    by = {cs.cell.impl.cipher: cs for cs in finished}
+    assert by["rc6"].failure == ("crashed", "timing: crashed with SIGSEGV") and len(by["rc6"].timing) == 1
+    assert by["mars"].failure == ("timeout", "cycles: timed out after 120 s") and by["mars"].timing == []
+    assert by["serpent"].failure[0] == "measure_failed" and by["serpent"].failure[1].startswith("timing: no samples")
+    assert by["magenta"].failure[0] == "measure_failed" and by["magenta"].failure[1].startswith("cycles: 0 operation")
+    assert by["magenta"].timing == [] and by["magenta"].cycles == []  # a process counts whole or not at all
+    assert by["e2"].failure == ("measure_failed", "timing: exit status 1: no such option")
+    assert by["des"].failure is None and by["des"].stopped == "precision" and by["des"].processes == 2
+    assert all(cs.stopped is None for c, cs in by.items() if c != "des")
+    # a failed cell is not measured again
+    assert sum(1 for i, k, *_ in progs.order if i == "mars/ref") == 2 and len(finished) == 6
+    assert measure.Measurer(progs, None, finished.append).measure([]) is None and len(finished) == 6
+
+
+def test_a_marker_target_runs_only_its_timing_program(lab):
+    c = cell(lab, "des", "spbox", target="sparc64", emulated_processes=1)
+    progs = Programs(lab, {"des/spbox": c})
+    finished = []
+    measure.Measurer(progs, 0, finished.append).measure([measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles"))])
+    assert [k for _, k, *_ in progs.order] == ["timing"]
+    assert finished[0].stopped == "emulated" and finished[0].cycles == [] and len(finished[0].timing) == 1
