@@ -31,7 +31,7 @@ class IcountError(RuntimeError):
 
 
 def count(backend: Backend, program: Path, args: list[str], *, target: Target, timeout: float,
-          counts_dir: Path) -> tuple[Completed, list[int]]:
+          counts_dir: Path) -> tuple[Completed, list[int]]:  # pragma: no mutate block (I/O: docs/testing.md)
     """Runs program (built as icount) under QEMU + the plugin; what it printed and the count of every
     marked region, in order ([] when the plugin wrote nothing, e.g. after a crash)."""
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     try:
         return Path(path).read_text()
     except OSError:
@@ -59,7 +59,7 @@ def parse_machine(cpuinfo: str, os_release: str, hostname: str, arch: str, cores
 
 
 @lru_cache(maxsize=None)
-def machine() -> dict:
+def machine() -> dict:  # pragma: no mutate block (I/O: docs/testing.md)
     facts = parse_machine(
         _read("/proc/cpuinfo"), _read("/etc/os-release"), socket.gethostname(), platform.machine(), os.cpu_count(),
         platform.release(), _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").strip(),
@@ -106,7 +106,7 @@ def parse_proc_stat(text: str, cpu: int | None = None) -> CpuSnapshot:
     return CpuSnapshot(steal, total, ctxt)
 
 
-def cpu_snapshot(cpu: int | None = None) -> CpuSnapshot:
+def cpu_snapshot(cpu: int | None = None) -> CpuSnapshot:  # pragma: no mutate block (I/O: docs/testing.md)
     return parse_proc_stat(_read("/proc/stat"), cpu)
 
 
@@ -121,7 +121,7 @@ def pick_cpu(setting) -> int | None:
 
 
 @lru_cache(maxsize=None)
-def git_revision(root: Path) -> dict:
+def git_revision(root: Path) -> dict:  # pragma: no mutate block (I/O: docs/testing.md)
     def git(*args: str) -> str:
         try:
             return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30).stdout.strip()

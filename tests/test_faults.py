@@ -114,6 +114,15 @@ def test_a_missing_compiler_and_an_impossible_target_are_unavailable(tmp_path):
         "compiler gcc-99-nonexistent not found (toolchain gcc-missing): install gcc-99"
     assert by["container-only"].status == "unavailable"
     assert "builds for x86_64 only" in by["container-only"].reason
+    from lab.config import Lab
+    from lab.report import build_report, errors_in
+
+    run_dir = Path(r.stdout.strip().splitlines()[-1])
+    html = build_report(Lab(root=root, shared=ROOT.parent / "shared"), [run_dir], results_dir=tmp_path / "results",
+                        reports_dir=tmp_path / "rep").read_text()
+    assert not errors_in(html)
+    for c in cells:  # the correctness matrix lists each with its status and reason
+        assert f"<td>{c.cell}</td><td class=\"bad\">unavailable</td><td>{c.reason}</td>" in html, c.cell
 
 
 # ------------------------------------------------------------- kill, resume

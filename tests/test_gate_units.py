@@ -380,7 +380,12 @@ class Programs:
         return done(*cycles_records(c, deltas=(1000, 1000)))
 
 
-def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab):
+def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab, monkeypatch):
+    from lab import system
+
+    ticks = iter(range(10_000))  # each snapshot of the CPU's counters 0.01 s steal, 0.1 s CPU, 3 switches later
+    monkeypatch.setattr(measure.system, "cpu_snapshot",
+                        lambda cpu: (lambda k: system.CpuSnapshot(0.01 * k, 0.1 * k, 3 * k))(next(ticks)))
     c1 = cell(lab, "rc6", min_processes=2, max_processes=3, interleave=2, precision=0.5)
     c2 = cell(lab, "des", "spbox", min_processes=2, max_processes=3, interleave=2, precision=0.5)
     c3 = cell(lab, "idea", min_processes=2, max_processes=3, interleave=2, precision=0.5)
@@ -401,6 +406,8 @@ def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab):
     assert progress == [("rc6/ref", 1), ("des/spbox", 1), ("des/spbox", 2), ("rc6/ref", 2), ("idea/ref", 1),
                         ("idea/ref", 2)]
     assert finished[0].seconds == pytest.approx(4 * 0.5)  # every program's time counts against the budget
+    # and the CPU's counters around every program: 2 processes of 2 programs
+    assert (finished[0].steal, finished[0].cpu_seconds, finished[0].ctxt) == (pytest.approx(0.04), pytest.approx(0.4), 12)
     assert finished[0].timing[0]["seconds"] == 0.5 and finished[0].cycles[0]["ticks_per_second"] == 2.5e9
 
 
