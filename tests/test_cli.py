@@ -47,7 +47,8 @@ def stems(folder: str) -> list[str]:
 
 
 def cipher_files() -> dict[str, dict]:
-    return {p.parent.name: yaml.safe_load(p.read_text()) for p in sorted((ROOT / "c_src" / "ciphers").glob("*/cipher.yaml"))}
+    files = sorted((ROOT / "c_src" / "ciphers").glob("*/cipher.yaml"))
+    return {p.parent.name: yaml.safe_load(p.read_text()) for p in files}
 
 
 # ------------------------------------------------------------------- run, report
@@ -196,7 +197,8 @@ def test_verify_prints_each_implementation_and_the_first_failures():
     head, *fails = bad.stdout.splitlines()
     m = re.search(r"(\d+) of 305 records passed", head)
     assert m and int(m.group(1)) < 305, head
-    assert len(fails) == 2 and all(re.match(r"  line \d+: \w+ .* expected [0-9a-f]+ got [0-9a-f]+$", f) for f in fails), fails
+    assert len(fails) == 2, fails
+    assert all(re.match(r"  line \d+: \w+ .* expected [0-9a-f]+ got [0-9a-f]+$", f) for f in fails), fails
 
     one_line_error(lab("verify", "des", str(VECTORS / "des.kat"), "--toolchain", "gcc-03"), "gcc-03", "gcc-O3")
     one_line_error(lab("verify", "dse", str(VECTORS / "des.kat")), "dse", "des")

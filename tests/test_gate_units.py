@@ -19,9 +19,10 @@ HEX64 = "b5c278915229b76074e8ca02ddbf8c5ae4efd569e87135fa6d021738d0243d2d"
 
 
 def done(*records: dict, rc: int | None = 0, stderr: str = "", timed_out=False, unreachable=False,
-         seconds: float = 0.5, extra: str = "") -> Completed:
+         seconds: float = 0.5, extra: str = "", started: float = 0.0) -> Completed:
     out = "".join(json.dumps(r) + "\n" for r in records) + extra
-    return Completed(["prog"], rc, out, stderr, seconds, timed_out=timed_out, unreachable=unreachable)
+    return Completed(["prog"], rc, out, stderr, seconds, timed_out=timed_out, started=started,
+                     unreachable=unreachable)
 
 
 def summary(records=10, passed=10, failed=0, skipped=0, **kw) -> dict:
@@ -67,12 +68,12 @@ def test_read_kat_says_why_there_is_no_summary():
 
 
 def test_a_build_that_passes_every_record_of_every_file_is_ok():
-    v = kat.verdict([(A, done(checksum(), summary(10, 10))), (B, done(summary(5, 4, 0, 1)))], {64: HEX64})
+    v = kat.verdict([(A, done(checksum(), summary(10, 8, 0, 2))), (B, done(summary(5, 4, 0, 1)))], {64: HEX64})
     assert (v.status, v.reason, v.ok) == ("ok", None, True)
-    assert (v.files, v.records, v.passed, v.failed, v.skipped_key_size) == (["a.kat", "b.kat"], 15, 14, 0, 1)
+    assert (v.files, v.records, v.passed, v.failed, v.skipped_key_size) == (["a.kat", "b.kat"], 15, 12, 0, 3)
     assert v.checksums == {64: HEX64} and v.roundtrip_ok
     assert v.facts == {"block_bytes": 8, "ks_bytes": 128, "table_bytes": 2944, "key_bits": [64]}
-    assert v.line() == "14 of 15 records passed (1 skipped: key size not supported)"
+    assert v.line() == "12 of 15 records passed (3 skipped: key size not supported)"
     assert kat.verdict([(A, done(summary(3, 3)))]).line() == "3 of 3 records passed"
 
 
@@ -94,6 +95,8 @@ def test_every_other_way_to_fail_the_gate():
     assert kat.verdict([]) == kat.Verdict("kat_failed", "no known-answer vectors: cannot verify, so not measured")
     rt = kat.verdict([(A, done(checksum(roundtrip=False), summary()))])
     assert (rt.status, rt.reason) == ("kat_failed", "decrypt(encrypt(x)) != x on the checksum chain")
+    later = kat.verdict([(A, done(checksum(roundtrip=False), summary())), (B, done(checksum(128), summary()))])
+    assert later.status == "kat_failed" and not later.roundtrip_ok  # a good second file does not undo the first
     none = kat.verdict([(A, done(summary(5, 0, 0, 5)))])
     assert (none.status, none.reason) == ("kat_failed", "no known-answer record applied to this implementation")
     bad = kat.verdict([(A, done(checksum(64, "0" * 64), summary()))], {64: HEX64})
@@ -127,10 +130,11 @@ class Scripted:
     """A backend that answers each run_program with the next scripted Completed (logic around the backend)."""
 
     def __init__(self, answers):
-        self.answers, self.calls = list(answers), []
+        self.answers, self.calls, self.where = list(answers), [], []
 
     def run_program(self, program, args, *, target=None, timeout=None, env=None, cpu=None, icount=None):
         self.calls.append((Path(program).name, list(args), env, cpu))
+        self.where.append((target.name, timeout))
         answer = self.answers.pop(0)
         return answer(args) if callable(answer) else answer
 
@@ -141,6 +145,7 @@ def test_run_kat_runs_every_file_and_stops_after_one_without_a_summary(lab):
     be = Scripted([done(checksum(), summary(305, 305)), done(summary(2, 2))])
     v = kat.run_kat(be, Path("/b/kat"), des, host, 9, files=[A, B], env={"X": "1"})
     assert v.ok and v.records == 307
+    assert be.where == [("host", 9), ("host", 9)]  # on the cell's target, within the time limit
     assert be.calls == [("kat", ["--impl", "des/spbox", "--file", str(A)], {"X": "1"}, None),
                         ("kat", ["--impl", "des/spbox", "--file", str(B)], {"X": "1"}, None)]
     be = Scripted([done(rc=-7), done(summary())])
@@ -175,10 +180,12 @@ def test_only_an_instruction_qemu_cannot_emulate_makes_counts_unavailable():
 
 
 # ------------------------------------------------------------------ lab.measure
-def cell(lab, cipher="rc6", impl=None, target="host", profile="quick", **sampling) -> Cell:
+def cell(lab, cipher="rc6", impl=None, target="host", profile="quick", cycle_keys=None, **sampling) -> Cell:
     p = lab.profile(profile)
     if sampling:
         p = p.model_copy(update={"sampling": p.sampling.model_copy(update=sampling), "per_cipher": {}})
+    if cycle_keys:
+        p = p.model_copy(update={"cycles": p.cycles.model_copy(update={"key_sizes": list(cycle_keys)})})
     c = lab.cipher(cipher)
     return Cell(c.impls[impl or c.default_impl], lab.toolchain("gcc-O3"), lab.target(target), tuple(c.key_bits), p)
 
@@ -195,6 +202,8 @@ def test_program_arguments_come_from_the_profile(lab):
                                       "--samples", "7", "--warmup", "3", "--sample-us", "90"]
     assert measure.cycles_args(c, icount=True) == ["--impl", "rijndael/ttable", "--key-bits", keys, "--sizes", sizes,
                                                    "--samples", "1", "--warmup", "0", "--calls", "1"]
+    two = cell(lab, "rijndael", "ttable", cycle_keys=[128, 256])
+    assert measure.cycles_args(two)[:4] == ["--impl", "rijndael/ttable", "--key-bits", "128,256"]
 
 
 def timing_record(ks=128, per=(1000, 1000, 100), ns=((5, 6), (7, 8), (9, 10))) -> dict:
@@ -213,6 +222,11 @@ def test_parse_timing_reads_every_key_size_and_refuses_what_it_cannot_read(lab):
         measure.parse_timing(done(), c)
     with pytest.raises(measure.OutputError, match=r"no samples for 64-bit keys in its output \('garbage'\)"):
         measure.parse_timing(done(extra="garbage\n"), c)
+    long = "0123456789" * 13  # only the first 120 characters are quoted
+    with pytest.raises(measure.OutputError, match=rf"in its output \('{long[:120]}'\)$"):
+        measure.parse_timing(done(extra=long + "\n"), c)
+    one = measure.parse_timing(done(timing_record(64, per=(1, 1, 1))), c)  # one block a sample is a sample
+    assert one[64]["encrypt"]["per_sample"] == 1
     broken = timing_record(64)
     del broken["decrypt"]
     with pytest.raises(measure.OutputError, match=r"^timing: unreadable record \(KeyError: 'decrypt'\)$"):
@@ -257,6 +271,13 @@ def test_parse_cycles_reads_every_operation_and_counts_them(lab):
         measure.parse_cycles(done(extra="oops\n"), c)
     with pytest.raises(measure.OutputError, match=rf"^cycles: 0 operation records where {want} were due$"):
         measure.parse_cycles(done(), c)
+    long = "x" * 130
+    with pytest.raises(measure.OutputError, match=rf"were due \('{long[:120]}'\)$"):
+        measure.parse_cycles(done(extra=long + "\n"), c)
+    two = cell(lab, "rijndael", "ttable", cycle_keys=[128, 256])  # every operation once per key size
+    assert len(measure.parse_cycles(done(*cycles_records(two)), two)[1]) == 2 * want
+    with pytest.raises(measure.OutputError, match=rf"^cycles: {want} operation records where {2 * want} were due$"):
+        measure.parse_cycles(done(*[r for r in cycles_records(two) if r.get("key_size") != 256]), two)
     empty = recs[:-1] + [{**recs[-1], "deltas": []}]
     with pytest.raises(measure.OutputError, match="operation records where"):
         measure.parse_cycles(done(*empty), c)
@@ -303,6 +324,13 @@ def test_worst_precision_is_the_widest_interval_of_the_cell(lab):
     # the empty call's overhead and a quantity below the counter's resolution never hold a cell back
     flat = samples(c, [[1000, 1010]] * 5, [[10 + 26 * (p % 2), 500] for p in range(5)])
     assert flat.worst_precision() == 0.0
+    noisy_null = samples(c, [[1000, 1010]] * 5, [[10 ** 7]] * 5)
+    for p, proc in enumerate(noisy_null.cycles):  # the empty call 10 or 1,000 ticks: its own interval is wide
+        proc["ops"][0]["deltas"] = [10 + 990 * (p % 2)] * 2
+    assert 0 < noisy_null.worst_precision() < 1e-3
+    # the cycle quantities count after a skipped one (the empty call comes first)
+    wide = samples(c, [[1000, 1010]] * 5, [[1000 * (p + 1)] for p in range(5)])
+    assert wide.worst_precision() > 0.1
 
 
 def test_the_stop_rule(lab):
@@ -317,6 +345,10 @@ def test_the_stop_rule(lab):
     assert samples(c, [[1000, 5000]], seconds=9.0).decide() is None  # the budget never stops a single process
     assert samples(c, [[1000, 5000]] * 2, seconds=9.0).decide() == "budget"
     assert samples(c, steady, [[30]] * 2).decide() is None  # a process without its cycles does not count
+    spread = [[1000 + 10 * p] for p in range(3)]
+    w = samples(c, spread).worst_precision()
+    exact = cell(lab, min_processes=3, max_processes=5, budget_seconds=2.0, precision=w)
+    assert 0 < w < 1 and samples(exact, spread).decide() == "precision"  # reached at the target exactly
     emu = cell(lab, target="sparc64", emulated_processes=2)
     assert samples(emu, [[1000, 5000]]).decide() is None
     assert samples(emu, noisy[:2]).decide() == "emulated"
@@ -333,13 +365,14 @@ def test_a_marker_counter_target_is_measured_by_timing_alone(lab):
 
 def test_the_measurement_record_states_how_it_was_taken(lab):
     c = cell(lab, estimator="median", confidence=0.9, precision=0.03)
-    cs = samples(c, [[1000, 1001]] * 2, seconds=1.23456, steal=0.25, cpu_seconds=1.0, ctxt=7)
+    cs = samples(c, [[1000, 1001]] * 2, seconds=1.23456, steal=0.25, cpu_seconds=1.00049, ctxt=7)
     m = cs.measurement(1)
     assert m["timer"] == "clock-monotonic" and m["blocks_per_call"] == c.profile.timing.blocks_per_call
     assert (m["counter"], m["unit"]) == ("x86-tsc-lfence", "tsc_ticks")
     assert (m["estimator"], m["confidence"], m["precision_target"]) == ("median", 0.9, 0.03)
     assert (m["stopped"], m["seconds"], m["cpu"]) == ("budget", 1.235, 1)
-    assert m["system"] == {"steal_seconds": 0.25, "cpu_seconds": 1.0, "steal_fraction": 0.25, "context_switches": 7}
+    assert m["system"] == {"steal_seconds": 0.25, "cpu_seconds": 1.0, "steal_fraction": round(0.25 / 1.00049, 4),
+                           "context_switches": 7}
     assert m["timing"] is cs.timing and m["cycles"] is cs.cycles
     cs.stopped, cs.cpu_seconds, cs.steal = "precision", 3.0, 0.123456
     m = cs.measurement(None)
@@ -372,20 +405,27 @@ class Programs:
         kind = Path(program).name
         n = self.turn[(impl, kind)] = self.turn.get((impl, kind), 0) + 1
         self.order.append((impl, kind, n, cpu, timeout))
+        c = self.cells[impl]
+        assert target is c.target and env == dict(c.impl.env) and icount is None
         if (impl, kind, n) in self.bad:
             return self.bad[(impl, kind, n)]
-        c = self.cells[impl]
+        when = 1000.0 + len(self.order)  # each program its own start time and a length to round
         if kind == "timing":
-            return done(*[timing_record(ks) for ks in c.key_sizes])
-        return done(*cycles_records(c, deltas=(1000, 1000)))
+            return done(*[timing_record(ks) for ks in c.key_sizes], seconds=0.123456, started=when)
+        return done(*cycles_records(c, deltas=(1000, 1000)), seconds=0.654321, started=when)
 
 
 def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab, monkeypatch):
     from lab import system
 
-    ticks = iter(range(10_000))  # each snapshot of the CPU's counters 0.01 s steal, 0.1 s CPU, 3 switches later
-    monkeypatch.setattr(measure.system, "cpu_snapshot",
-                        lambda cpu: (lambda k: system.CpuSnapshot(0.01 * k, 0.1 * k, 3 * k))(next(ticks)))
+    ticks, cpus = iter(range(10_000)), []  # each snapshot 0.01 s steal, 0.1 s CPU, 3 switches after the last
+
+    def snapshot(cpu):
+        cpus.append(cpu)
+        k = next(ticks)
+        return system.CpuSnapshot(0.01 * k, 0.1 * k, 3 * k)
+
+    monkeypatch.setattr(measure.system, "cpu_snapshot", snapshot)
     c1 = cell(lab, "rc6", min_processes=2, max_processes=3, interleave=2, precision=0.5)
     c2 = cell(lab, "des", "spbox", min_processes=2, max_processes=3, interleave=2, precision=0.5)
     c3 = cell(lab, "idea", min_processes=2, max_processes=3, interleave=2, precision=0.5)
@@ -405,10 +445,34 @@ def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab, monkeypa
     assert all(cs.stopped == "precision" and cs.processes == 2 and cs.failure is None for cs in finished)
     assert progress == [("rc6/ref", 1), ("des/spbox", 1), ("des/spbox", 2), ("rc6/ref", 2), ("idea/ref", 1),
                         ("idea/ref", 2)]
-    assert finished[0].seconds == pytest.approx(4 * 0.5)  # every program's time counts against the budget
+    assert finished[0].seconds == pytest.approx(2 * (0.123456 + 0.654321))  # every program's time counts
+    assert cpus == [1] * 4 * 6  # the measuring CPU's counters, before and after each of the 12 programs
     # and the CPU's counters around every program: 2 processes of 2 programs
-    assert (finished[0].steal, finished[0].cpu_seconds, finished[0].ctxt) == (pytest.approx(0.04), pytest.approx(0.4), 12)
-    assert finished[0].timing[0]["seconds"] == 0.5 and finished[0].cycles[0]["ticks_per_second"] == 2.5e9
+    assert (finished[0].steal, finished[0].cpu_seconds, finished[0].ctxt) == \
+        (pytest.approx(0.04), pytest.approx(0.4), 12)
+    first = [k for k, o in enumerate(progs.order) if o[0] == "rc6/ref"]  # its timing, then its cycles program
+    assert finished[0].timing[0] == {"started": 1001.0 + first[0], "seconds": 0.1235,
+                                     "key_sizes": measure.parse_timing(done(timing_record(128), timing_record(192),
+                                                                            timing_record(256)), c1)}
+    c0 = finished[0].cycles[0]
+    assert (c0["started"], c0["seconds"], c0["ticks_per_second"]) == (1001.0 + first[1], 0.6543, 2.5e9)
+    assert set(c0) == {"started", "seconds", "ticks_per_second", "ops"}
+    assert len(c0["ops"]) == 4 + 2 * len(c1.profile.cycles.sizes)
+
+
+def test_rounds_rotate_who_goes_first_and_interleave_1_measures_one_cell_at_a_time(lab):
+    cells = [cell(lab, k, min_processes=3, max_processes=3, interleave=3, precision=1e-9)
+             for k in ("rc6", "mars", "idea")]
+    progs = Programs(lab, {c.impl.id: c for c in cells})
+    measure.Measurer(progs, None, lambda cs: None).measure(
+        [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in cells])
+    firsts = [i.split("/")[0] for i, k, *_ in progs.order if k == "timing"]
+    assert firsts == ["rc6", "mars", "idea", "mars", "idea", "rc6", "idea", "rc6", "mars"]
+    one = [cell(lab, k, min_processes=2, max_processes=2, interleave=1, precision=1e-9) for k in ("rc6", "mars")]
+    progs = Programs(lab, {c.impl.id: c for c in one})
+    measure.Measurer(progs, None, lambda cs: None).measure(
+        [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in one])
+    assert [i.split("/")[0] for i, k, *_ in progs.order if k == "timing"] == ["rc6", "rc6", "mars", "mars"]
 
 
 def test_a_failing_process_ends_its_cell_with_the_reason_and_keeps_the_others(lab):
@@ -445,3 +509,7 @@ def test_a_marker_target_runs_only_its_timing_program(lab):
     measure.Measurer(progs, 0, finished.append).measure([measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles"))])
     assert [k for _, k, *_ in progs.order] == ["timing"]
     assert finished[0].stopped == "emulated" and finished[0].cycles == [] and len(finished[0].timing) == 1
+    assert finished[0].timing[0] == {"started": 1001.0, "seconds": 0.1235,
+                                     "key_sizes": {64: {op: {"per_sample": p, "ns": n} for op, p, n in
+                                                        zip(("encrypt", "decrypt", "key_setup"), (1000, 1000, 100),
+                                                            ([5, 6], [7, 8], [9, 10]))}}}

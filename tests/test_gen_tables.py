@@ -1,6 +1,7 @@
 """Every cipher folder's gen_tables.py (and serpent's gen/emit_sboxes.py, which writes the bitsliced S-box
-circuits), run with --check, finds the committed tables equal to what it generates (the generators are discovered when the tests are collected, so a folder added later is
-covered), and --check names the file and table when they are not equal."""
+circuits), run with --check, finds the committed tables equal to what it generates (the generators are
+discovered when the tests are collected, so a folder added later is covered), and --check names the file and
+table when they are not equal."""
 
 import os
 import shutil

@@ -28,6 +28,7 @@ def test_proc_stat_of_one_cpu_and_of_all():
     assert every.steal == 50 / HZ and every.total == (88427 + 23 + 12859 + 61092 + 629 + 200 + 50) / HZ
     old_kernel = system.parse_proc_stat("cpu0 10 0 5 100 0 0 0\nctxt 9\n", 0)  # no steal column
     assert old_kernel == system.CpuSnapshot(0.0, 115 / HZ, 9)
+    assert system.parse_proc_stat("cpu0 10 0 5 100 0 0 0 4\n", 0) == system.CpuSnapshot(4 / HZ, 119 / HZ, 0)
     assert system.parse_proc_stat("", 3) == system.CpuSnapshot(0.0, 0.0, 0)
     assert system.parse_proc_stat(STAT, 7) == system.CpuSnapshot(0.0, 0.0, 2424033)  # a CPU this machine lacks
 
@@ -39,6 +40,8 @@ def test_a_snapshot_difference_is_what_the_report_warns_about():
     assert c.since(a) == {"steal_seconds": 0.333, "cpu_seconds": 3.0, "steal_fraction": round(1 / 9, 4),
                           "context_switches": 0}
     assert a.since(a)["steal_fraction"] == 0.0  # no CPU time: no fraction, not a division by zero
+    short = system.CpuSnapshot(1.1, 100.50049, 50).since(a)  # half a second of CPU time, rounded to the ms
+    assert short["cpu_seconds"] == 0.5 and short["steal_fraction"] == round(0.1 / 0.50049, 4)
     assert system.CpuSnapshot(2.0, 99.0, 50).since(a)["steal_fraction"] == 0.0  # a counter that went back
 
 
@@ -65,6 +68,8 @@ def test_machine_facts_from_cpuinfo_and_os_release(monkeypatch):
     assert bare["cpu_model"] == "POWER9 (raw), altivec supported" and bare["cpu_mhz_reported"] is None
     assert bare["os"] == "unknown" and bare["governor"] is None and bare["clocksource"] is None
     assert not any(bare[k] for k in ("constant_tsc", "invariant_tsc", "aes_ni", "hypervisor", "pmu_note"))
+    eq = system.parse_machine("", 'PRETTY_NAME="Xubuntu a=b"\n', "h", "x", 1, "k")
+    assert eq["os"] == "Xubuntu a=b"  # the value after the first '=', quotes removed
     half = system.parse_machine("model name : X\nFeatures : constant_tsc aes\n", "", "h", "aarch64", 4, "6")
     assert half["constant_tsc"] and not half["nonstop_tsc"] and not half["invariant_tsc"] and half["aes_ni"]
     assert system.parse_machine("", "", "h", "x", 1, "k")["cpu_model"] == "unknown"
@@ -75,18 +80,23 @@ def test_the_machine_name_is_a_folder_name(monkeypatch):
     assert system.machine_id("bench arm/7.example") == "bench-arm-7.example"
     assert system.machine_id("..") == "machine"
     assert system.machine_id("-x-") == "x"
+    assert system.machine_id("X-Lab.eXample.") == "X-Lab.eXample"  # capitals kept; only - and . trimmed
     monkeypatch.setenv("CIPHERLAB_MACHINE", "ci runner")
     assert system.machine_id("ignored") == "ci-runner"
 
 
 def test_the_measuring_cpu(monkeypatch):
-    monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {0, 1, 3})
+    monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {0, 1, 3} if pid == 0 else set())
     assert system.pick_cpu(None) is None
     assert system.pick_cpu("auto") == 3  # the last CPU this process may use
     assert system.pick_cpu(1) == 1 and system.pick_cpu("1") == 1
     assert system.pick_cpu(2) is None  # not allowed here: not pinned
     monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {5})
     assert system.pick_cpu("auto") is None  # one CPU: pinning would only share it with the lab
+    monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {2, 7})
+    assert system.pick_cpu("auto") == 7
+    monkeypatch.delattr(system.os, "sched_getaffinity")  # not Linux: never pinned
+    assert system.pick_cpu("auto") is None and system.pick_cpu(0) is None
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="Linux only")
