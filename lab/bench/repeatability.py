@@ -64,9 +64,11 @@ def differences(a: pd.DataFrame, b: pd.DataFrame, value=lambda r: r.estimate) ->
 def summary(d: pd.DataFrame) -> dict:
     out = {}
     for kind, g in [*d.groupby("kind"), ("all", d)]:
+        w = g.loc[g["diff"].idxmax()]
         out[kind] = {"n": int(len(g)), "p50": float(g["diff"].quantile(0.5)), "p90": float(g["diff"].quantile(0.9)),
                      "max": float(g["diff"].max()),
-                     "worst": g.loc[g["diff"].idxmax(), ["cell", "metric", "key_size", "n_blocks"]].astype(str).to_dict()}
+                     "worst": {"cell": w.cell, "metric": w.metric, "key_size": int(w.key_size),
+                               "n_blocks": None if pd.isna(w.n_blocks) else int(w.n_blocks)}}
     return out
 
 
@@ -87,19 +89,20 @@ def taus(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
 
 
 def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
-          out: Path | None = None, say=print) -> dict:
+          out: Path | None = None, say=print, results_dir: Path | None = None) -> dict:
     walls, runs = [], []
+    results_dir = Path(results_dir or lab.root / "results")
     for tag in ("repeat-a", "repeat-b"):
         t0 = time.monotonic()
         say(f"bench.repeatability: run {tag[-1].upper()} ...")
         o = run(lab, RunRequest(ciphers=ciphers, toolchains=toolchains, implementations=implementations,
                                 targets=targets, profile=profile, icount=False, tag=tag,
-                                results_dir=lab.root / "results", build_dir=lab.root / "build"))
+                                results_dir=results_dir, build_dir=lab.root / "build"))
         walls.append(time.monotonic() - t0)
         runs.append(o.run_dir)
     a, b = results.load(runs[0]), results.load(runs[1])
     d = differences(a, b)
-    doc = {**header("repeatability"), "runs": [str(r.relative_to(lab.root)) for r in runs],
+    doc = {**header("repeatability"), "runs": [str(r.relative_to(results_dir.parent)) for r in runs],
            "wall_seconds": [round(w, 1) for w in walls], "options": {"ciphers": ciphers, "toolchains": toolchains,
                                                                      "implementations": implementations,
                                                                      "profile": profile or "quick"},
@@ -117,7 +120,8 @@ def format_summary(doc: dict) -> str:
     for kind, s in doc["headline"].items():
         w = s["worst"]
         lines.append(f"{kind:<22} {s['n']:>5} {100 * s['p50']:>6.2f}% {100 * s['p90']:>6.2f}% {100 * s['max']:>6.2f}%"
-                     f"   {w['cell']} {w['metric']} {w['key_size']} {w['n_blocks']}")
+                     f"   {w['cell']} {w['metric']} {w['key_size']}-bit key"
+                     + (f" n={w['n_blocks']}" if w["n_blocks"] is not None else ""))
     lines += ["", "Kendall tau of the Enc128 rankings:"]
     lines += [f"  {t['toolchain']} on {t['target']}: {t['tau']:.3f} over {t['n']}" for t in doc["taus"]]
     lines += ["", "the same raw samples, other estimators (all quantities):"]

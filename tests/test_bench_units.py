@@ -1,0 +1,162 @@
+"""The benchmarks' own numbers: bench.repeatability's differences between two runs, their percentiles, Kendall's
+tau of the rankings and the other estimators, from synthetic runs whose answers are known (every cost of run B
+is a chosen factor times run A's); one real, small repeatability run end to end; the peers table and the JSON
+every benchmark stores."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from lab import results
+from lab.bench import header, peers, repeatability, store
+
+from . import synth
+
+OVERHEAD = 26
+# ns per block (A), factor of run B; rc6 becomes faster than rijndael in B (one pair of the ranking swaps)
+CIPHERS = {"rijndael": (100, 1.25), "rc6": (200, 0.5), "serpent": (900, 1.5)}
+LAYOUT = (1.0, 1.01, 1.02, 1.03)
+
+
+def _cell(cipher: str, cost: float) -> dict:
+    timing = [synth.timing_process({128: {"encrypt": (100, [round(cost * 100 * f)] * 2),
+                                          "decrypt": (100, [round(cost * 110 * f)] * 2),
+                                          "key_setup": (10, [round(cost * 40 * f)] * 2)}}, started=float(p))
+              for p, f in enumerate(LAYOUT)]
+
+    def d(c, calls, n=1):
+        return [OVERHEAD + round(c * calls * n), OVERHEAD + round(c * calls * n) + 52]
+    cycles = [synth.cycles_process({("null", 1): (1, [OVERHEAD, OVERHEAD + 26]),
+                                    ("ekey", 1): (10, d(cost * 2 * f, 10)), ("dkey", 1): (10, d(cost * 3 * f, 10)),
+                                    ("init", 1): (1, [OVERHEAD, OVERHEAD]),
+                                    ("encrypt", 16): (10, d(cost * f, 10, 16)),
+                                    ("decrypt", 16): (10, d(cost * f, 10, 16))}) for f in LAYOUT]
+    return synth.cell(cipher, "ref", key_sizes=(128,), timing=timing, cycles=cycles)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("repeat")
+    a = synth.write_run(tmp / "results", [_cell(c, cost) for c, (cost, _) in CIPHERS.items()])
+    b = synth.write_run(tmp / "results", [_cell(c, cost * f) for c, (cost, f) in CIPHERS.items()])
+    return results.load(a, tmp / "results"), results.load(b, tmp / "results")
+
+
+def test_differences_are_the_relative_change_of_every_quantity(two_runs):
+    a, b = two_runs
+    d = repeatability.differences(a, b)
+    # per cipher: three speeds (|1/f - 1|), EKey and DKey, Encrypt-16 and Decrypt-16 per block (|f - 1|); the
+    # empty call and Init (below the counter's resolution) are not differences of a cipher
+    assert len(d) == 3 * 7
+    assert set(d.metric) == {"encrypt_speed", "decrypt_speed", "key_setup_speed", "ekey", "dkey",
+                             "encrypt_per_block", "decrypt_per_block"}
+    for c, (_, f) in CIPHERS.items():
+        mine = d[d.cell == f"{c}/ref@gcc-O3@host"]
+        for _, r in mine.iterrows():
+            want = abs(1 / f - 1) if r.metric.endswith("speed") else abs(f - 1)
+            assert r["diff"] == pytest.approx(want, rel=1e-3), (c, r.metric)
+            assert r["diff"] == pytest.approx(abs(r.b / r.a - 1))
+    kinds = d.groupby("kind").size().to_dict()
+    assert kinds == {"encrypt speed": 3, "decrypt speed": 3, "key setup speed": 3, "EKey/DKey": 6,
+                     "Encrypt-n/Decrypt-n": 6}
+
+
+def test_the_summary_is_the_percentiles_of_the_differences(two_runs):
+    d = repeatability.differences(*two_runs)
+    s = repeatability.summary(d)
+    assert set(s) == {"encrypt speed", "decrypt speed", "key setup speed", "EKey/DKey", "Encrypt-n/Decrypt-n", "all"}
+    for kind, g in [*d.groupby("kind"), ("all", d)]:
+        diffs = g["diff"].to_numpy()
+        assert s[kind]["n"] == len(diffs)
+        assert s[kind]["p50"] == pytest.approx(np.quantile(diffs, 0.5))
+        assert s[kind]["p90"] == pytest.approx(np.quantile(diffs, 0.9))
+        assert s[kind]["max"] == pytest.approx(diffs.max())
+    # the worst quantities are rc6's speeds (costs halved: speeds +100 %)
+    assert s["all"]["worst"]["cell"] == "rc6/ref@gcc-O3@host" and s["all"]["max"] == pytest.approx(1.0, rel=1e-3)
+    assert s["encrypt speed"]["worst"] == {"cell": "rc6/ref@gcc-O3@host", "metric": "encrypt_speed",
+                                           "key_size": 128, "n_blocks": None}
+    assert s["Encrypt-n/Decrypt-n"]["worst"]["n_blocks"] == 16
+
+
+def test_tau_compares_the_two_rankings_of_each_platform(two_runs):
+    a, b = two_runs
+    (t,) = repeatability.taus(a, b)
+    assert (t["toolchain"], t["target"], t["n"]) == ("gcc-O3", "host", 3)
+    # A: rijndael > rc6 > serpent; B: rc6 > rijndael > serpent: one discordant pair of three
+    assert t["tau"] == pytest.approx(1 / 3)
+    speeds = lambda df: [df[(df.cell == f"{c}/ref@gcc-O3@host") & (df.metric == "encrypt_speed")].estimate.iloc[0]
+                         for c in CIPHERS]  # noqa: E731
+    assert t["tau"] == pytest.approx(kendalltau(speeds(a), speeds(b)).statistic)
+    assert repeatability.taus(a, a)[0]["tau"] == 1.0
+    two = a[a.cipher != "serpent"]  # fewer than three ciphers: no tau
+    assert repeatability.taus(two, two) == []
+
+
+def test_the_other_estimators_come_from_the_same_raw_samples(two_runs):
+    a, _ = two_runs
+    row = a[(a.cipher == "rijndael") & (a.metric == "encrypt_speed")].iloc[0]
+    alt = repeatability.ALTERNATIVES
+    assert alt["min of minima (headline)"](row) == row.estimate
+    assert alt["nist (3-sd mean of samples)"](row) == row.value
+    minima = np.asarray(row.per_process)
+    assert alt["median of per-process minima"](row) == pytest.approx(row.estimate * minima.min() / np.median(minima))
+    assert alt["25th percentile of minima"](row) == pytest.approx(row.estimate * minima.min()
+                                                                  / np.quantile(minima, 0.25))
+    ekey = a[(a.cipher == "rijndael") & (a.metric == "ekey")].iloc[0]  # a cost: the statistic itself
+    assert alt["median of per-process minima"](ekey) == pytest.approx(np.median(ekey.per_process))
+    same = repeatability.differences(a, a, alt["nist (3-sd mean of samples)"])
+    assert len(same) == 21 and (same["diff"] == 0).all()
+
+
+def test_the_printed_summary_says_whether_the_goals_are_met(two_runs):
+    a, b = two_runs
+    doc = {"wall_seconds": [12.0, 13.4], "runs": ["results/x/A", "results/x/B"], "goals": repeatability.GOALS,
+           "headline": repeatability.summary(repeatability.differences(a, b)), "taus": repeatability.taus(a, b),
+           "estimators": {"min of minima (headline)": repeatability.summary(repeatability.differences(a, b))["all"]}}
+    text = repeatability.format_summary(doc)
+    assert text.splitlines()[0] == "two runs of the same matrix, back to back: 12 s and 13 s (results/x/A, results/x/B)"
+    assert "  gcc-O3 on host: 0.333 over 3" in text
+    assert text.endswith("goals p90 <= 3 %, max <= 10 %, tau >= 0.95: NOT met")
+    line = next(x for x in text.splitlines() if x.startswith("all "))
+    assert f"{100 * doc['headline']['all']['p90']:6.2f}%" in line and "rc6/ref@gcc-O3@host" in line
+    assert line.endswith("-bit key") and "n=16" in next(x for x in text.splitlines() if x.startswith("Encrypt-n"))
+    same = repeatability.summary(repeatability.differences(a, a))
+    ok = {**doc, "headline": same, "taus": repeatability.taus(a, a)}
+    assert repeatability.format_summary(ok).endswith(": met")
+
+
+def test_a_real_repeatability_run_stores_its_figures(lab, tmp_path):
+    said: list[str] = []
+    out = tmp_path / "repeat.json"
+    doc = repeatability.bench(lab, ["des", "idea", "rc6"], ["gcc-O3"], profile="smoke", out=out, say=said.append,
+                              results_dir=tmp_path / "results")
+    stored = json.loads(out.read_text())
+    assert stored["format"] == "cipherlab-bench-repeatability" and stored["machine"]["cores"]
+    assert len(stored["runs"]) == 2 and all(r.startswith("results/") for r in stored["runs"])
+    assert stored["headline"]["all"]["n"] == doc["headline"]["all"]["n"] >= 3 * 5
+    assert 0 <= stored["headline"]["all"]["p50"] <= stored["headline"]["all"]["p90"] <= stored["headline"]["all"]["max"]
+    (t,) = stored["taus"]
+    assert t["n"] == 3 and -1 <= t["tau"] <= 1
+    assert said[-1] == f"stored: {out}" and any(x.startswith("goals p90") for x in said[-2].splitlines())
+
+
+def test_the_peers_table_and_the_stored_json(tmp_path):
+    row = {"cipher": "des", "toolchain": "gcc-O3", "kind": "portable", "ours": "spbox", "ours_speed": 1234567.8,
+           "peer": "botan", "peer_speed": 1300000.0, "ratio": 1.0532, "ci_low": 1.04, "ci_high": 1.0661,
+           "verdict": "peer faster"}
+    table = peers.format_table([row, {**row, "cipher": "3des", "ratio": 0.9}])
+    lines = table.splitlines()
+    assert len(lines) == 4 and lines[2].startswith("| 3des ")  # sorted by cipher
+    assert lines[3] == ("| des | gcc-O3 | portable | spbox | 1,234,568 | botan | 1,300,000 | 1.053 | [1.040, 1.066] "
+                        "| peer faster |")
+    h = header("x")
+    assert h["format"] == "cipherlab-bench-x" and h["machine"]["cores"] and h["date"][:2] == "20"
+    said = []
+    p = store(tmp_path, {**h, "value": math.pi}, "x", say=said.append)
+    assert p == tmp_path / "bench" / "results" / f"x-{h['date'][:16].replace(':', '')}.json"
+    assert json.loads(p.read_text())["value"] == math.pi and said == [f"stored: {p}"]
