@@ -122,7 +122,7 @@ def test_a_missing_compiler_and_an_impossible_target_are_unavailable(tmp_path):
                         reports_dir=tmp_path / "rep").read_text()
     assert not errors_in(html)
     for c in cells:  # the correctness matrix lists each with its status and reason
-        assert f"<td>{c.cell}</td><td class=\"bad\">unavailable</td><td>{c.reason}</td>" in html, c.cell
+        assert f"<td>{c.cell}</td><td class=\"na\">unavailable</td><td>{c.reason}</td>" in html, c.cell
 
 
 # ------------------------------------------------------------- kill, resume
