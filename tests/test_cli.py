@@ -136,14 +136,20 @@ def test_validate_counts_every_data_file(tmp_path):
 def test_catalogue_prints_the_table_the_readme_shows():
     """The README says `python -m lab catalogue` prints its table of the ciphers: it must, row for row (so the
     README's table bytes are what the builds have, and a new implementation shows in both)."""
+    from lab.system import machine
+
     r = lab("catalogue")
     assert r.returncode == 0, r.stderr
     printed = r.stdout.splitlines()
     readme = (ROOT / "README.md").read_text().splitlines()
     start = readme.index(printed[0])
-    assert readme[start:start + len(printed)] == printed
     assert len(printed) == 2 + sum(len(y["implementations"]) for y in cipher_files().values())
-    assert "n/a here" not in r.stdout  # every implementation loads on this machine (x86-64 with AES-NI)
+    if machine()["aes_ni"]:  # every implementation loads here, and the README shows this machine's kind
+        assert readme[start:start + len(printed)] == printed
+        assert "n/a here" not in r.stdout
+    else:  # the AES-NI implementation cannot load: its sizes are unknown here, every other row is the README's
+        differ = [(a, b) for a, b in zip(readme[start:start + len(printed)], printed) if a != b]
+        assert [b.split(" | ")[1] for _, b in differ] == ["aesni"] and "n/a here" in differ[0][1]
     rows = [line.split(" | ") for line in printed[2:]]
     assert all(re.fullmatch(r"[\d,]+", row[5]) and re.fullmatch(r"[\d,]+", row[6]) for row in rows)
 
