@@ -45,6 +45,8 @@ class Command:
 
 
 DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
+REPORTS_DIR = Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest "
+                  "points at it)")
 RUN_OPTS = (
     Opt("matrix", "matrix file (default matrix.yaml)"),
     Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
@@ -65,7 +67,7 @@ RUN_OPTS = (
     Opt("scheduler", "tcp://HOST:PORT of a running Dask scheduler (default: an embedded LocalCluster)"),
     Opt("results_dir", "where results go (default results/ in the checkout)"),
     Opt("build_dir", "where builds go (default build/ in the checkout)"),
-    Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest points at it)"),
+    REPORTS_DIR,
     Opt("tag", "a word added to the run id"),
     Opt("quiet", "print nothing but errors and the result", "flag"),
     Opt("progress", "live progress display on a terminal (default; --no-progress: one line per cell)", "switch",
@@ -81,7 +83,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "(re)build the HTML report from stored results (nothing is run)", "report", (
         Opt("runs", "comma list of run ids (default: the latest run)", "csv"),
         Opt("results_dir", "where the results are (default results/ in the checkout)"),
-        Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest points at it)"),
+        REPORTS_DIR,
         Opt("compare", "also compare with this run (RUN_ID, MACHINE/RUN_ID or a path)"),
         DEBUG)),
     Command("compare", "compare two runs cell by cell (or the toolchains of one run with --by toolchain)",

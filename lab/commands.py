@@ -132,19 +132,14 @@ def catalogue(peers=False) -> int:
 
 
 def schema(check=False) -> int:
-    import tempfile
-
-    from .schema import export_schemas
+    from .schema import export_schemas, stale_schemas
 
     lab = _lab()
     if not check:
         for path in export_schemas(lab.root / "schemas"):
             print(path)
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        stale = [p.name for p in export_schemas(Path(tmp))
-                 if not (lab.root / "schemas" / p.name).is_file()
-                 or (lab.root / "schemas" / p.name).read_text() != p.read_text()]
+    stale = stale_schemas(lab.root / "schemas")
     for name in stale:
         print(f"schemas/{name} is missing or stale: run `invoke schema` to rewrite it", file=sys.stderr)
     if not stale:

@@ -354,3 +354,12 @@ def export_schemas(out_dir: Path) -> list[Path]:
         p.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
         written.append(p)
     return written
+
+
+def stale_schemas(schemas_dir: Path) -> list[str]:
+    """The names of the schema files in schemas_dir that are missing or differ from what export_schemas writes."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return [p.name for p in export_schemas(Path(tmp))
+                if not (schemas_dir / p.name).is_file() or (schemas_dir / p.name).read_text() != p.read_text()]
