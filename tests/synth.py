@@ -15,6 +15,16 @@ def timing_process(per_key: dict[int, dict[str, tuple[int, list[int]]]], started
                           for ks, ops in per_key.items()}}
 
 
+def steady_timing(enc: float, dec: float, key: float, layout, samples: int = 2, blocks: int = 100,
+                  pairs: int = 10, key_size: int = 128) -> list[dict]:
+    """Timing processes whose samples are all equal within a process: ns per block (encrypt, decrypt) and per key
+    pair, each process slower than the best by its factor in `layout` (how a process's memory layout acts)."""
+    return [timing_process({key_size: {"encrypt": (blocks, [round(enc * blocks * f)] * samples),
+                                       "decrypt": (blocks, [round(dec * blocks * f)] * samples),
+                                       "key_setup": (pairs, [round(key * pairs * f)] * samples)}}, started=float(p))
+            for p, f in enumerate(layout)]
+
+
 def cycles_process(ops: dict[tuple[str, int], tuple[int, list[int]]], key_size: int = 128,
                    counter: str = "x86-tsc-lfence", unit: str = "tsc_ticks", started: float = 0.0) -> dict:
     """{(op, n): (calls, [deltas...])} as one cycles process."""

@@ -24,10 +24,7 @@ LAYOUT = (1.0, 1.01, 1.02, 1.03)
 
 
 def _cell(cipher: str, cost: float) -> dict:
-    timing = [synth.timing_process({128: {"encrypt": (100, [round(cost * 100 * f)] * 2),
-                                          "decrypt": (100, [round(cost * 110 * f)] * 2),
-                                          "key_setup": (10, [round(cost * 40 * f)] * 2)}}, started=float(p))
-              for p, f in enumerate(LAYOUT)]
+    timing = synth.steady_timing(cost, cost * 1.1, cost * 4, LAYOUT)
 
     def d(c, calls, n=1):
         return [OVERHEAD + round(c * calls * n), OVERHEAD + round(c * calls * n) + 52]

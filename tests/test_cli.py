@@ -46,6 +46,10 @@ def stems(folder: str) -> list[str]:
     return sorted(p.stem for p in (ROOT / folder).glob("*.yaml"))
 
 
+def peer_files() -> list[dict]:
+    return [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "c_src" / "peers").glob("*/peer.yaml"))]
+
+
 def cipher_files() -> dict[str, dict]:
     files = sorted((ROOT / "c_src" / "ciphers").glob("*/cipher.yaml"))
     return {p.parent.name: yaml.safe_load(p.read_text()) for p in files}
@@ -107,8 +111,7 @@ def test_list_names_every_data_file_and_every_implementation(tmp_path):
     assert set(listed) == set(ours)
     for name, impls in ours.items():
         assert listed[name].split(",") == impls, name
-    peers = sorted(f"{c}/{i}" for p in (ROOT / "c_src" / "peers").glob("*/peer.yaml")
-                   for c, impls in yaml.safe_load(p.read_text())["implementations"].items() for i in impls)
+    peers = sorted(f"{c}/{i}" for y in peer_files() for c, impls in y["implementations"].items() for i in impls)
     assert sorted(got["peer implementations"].split(", ")) == peers
     for key, folder in (("toolchains", "toolchains"), ("targets", "targets"), ("profiles", "profiles")):
         assert got[key].split(", ") == stems(folder), key
@@ -126,7 +129,7 @@ def test_validate_counts_every_data_file(tmp_path):
     assert r.returncode == 0, r.stderr
     n = {k: len(stems(k)) for k in ("toolchains", "targets", "profiles")}
     n["ciphers"] = len(cipher_files())
-    n["peer libraries"] = len(list((ROOT / "c_src" / "peers").glob("*/peer.yaml")))
+    n["peer libraries"] = len(peer_files())
     assert r.stdout == (f"{sum(n.values())} data files valid: {n['toolchains']} toolchains, {n['targets']} targets, "
                         f"{n['profiles']} profiles, {n['ciphers']} ciphers, {n['peer libraries']} peer libraries, "
                         "0 hosts\n")
@@ -193,8 +196,7 @@ def test_verify_prints_each_implementation_and_the_first_failures():
     r = lab("verify", "des", str(VECTORS / "des.kat"), "--impl", "all", "--toolchain", "clang-O3")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [line for line in r.stdout.splitlines() if "305 of 305 records passed" in line]
-    peers = [i for p in (ROOT / "c_src" / "peers").glob("*/peer.yaml")
-             for i in yaml.safe_load(p.read_text())["implementations"].get("des", {})]
+    peers = [i for y in peer_files() for i in y["implementations"].get("des", {})]
     assert len(r.stdout.splitlines()) == len(cipher_files()["des"]["implementations"]) + len(peers) > 2
 
     env = {"CIPHERLAB_CIPHER_DIRS": str(FIXTURE_CIPHERS)}

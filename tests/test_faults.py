@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from lab import results
+from lab.config import Lab
+from lab.report import build_report, errors_in
 
 from .conftest import FIXTURE_CIPHERS, ROOT
 
@@ -79,9 +81,6 @@ def test_every_status_comes_from_a_real_cell_with_its_reason(tmp_path):
         if why:
             assert why in by[cell].reason, (cell, by[cell].reason)
     assert by["des/spbox@gcc-O3@host"].measurement.timing  # the good cell was measured all the same
-    from lab.config import Lab
-    from lab.report import build_report, errors_in
-
     html = build_report(Lab(), [only_run(tmp_path)], results_dir=tmp_path / "results",
                         reports_dir=tmp_path / "rep").read_text()
     assert not errors_in(html)
@@ -114,9 +113,6 @@ def test_a_missing_compiler_and_an_impossible_target_are_unavailable(tmp_path):
         "compiler gcc-99-nonexistent not found (toolchain gcc-missing): install gcc-99"
     assert by["container-only"].status == "unavailable"
     assert "builds for x86_64 only" in by["container-only"].reason
-    from lab.config import Lab
-    from lab.report import build_report, errors_in
-
     run_dir = Path(r.stdout.strip().splitlines()[-1])
     html = build_report(Lab(root=root, shared=ROOT.parent / "shared"), [run_dir], results_dir=tmp_path / "results",
                         reports_dir=tmp_path / "rep").read_text()

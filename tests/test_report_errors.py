@@ -14,18 +14,11 @@ from . import synth
 from .html_tables import find, tables
 
 
-def _timing(enc: float) -> list[dict]:
-    return [synth.timing_process({128: {"encrypt": (100, [int(enc * 100 * f)] * 3),
-                                        "decrypt": (100, [int(enc * 110 * f)] * 3),
-                                        "key_setup": (10, [int(4000 * f)] * 3)}}, started=float(p))
-            for p, f in enumerate((1.0, 1.01, 1.02))]
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("errors")
-    cells = [synth.cell(c, "ref", key_sizes=(128,), timing=_timing(e)) for c, e in
-             (("rijndael", 100.0), ("rc6", 200.0), ("serpent", 900.0))]
+    cells = [synth.cell(c, "ref", key_sizes=(128,), timing=synth.steady_timing(e, e * 1.1, 400.0, (1.0, 1.01, 1.02)))
+             for c, e in (("rijndael", 100.0), ("rc6", 200.0), ("serpent", 900.0))]
     cells.append(synth.cell("deal", "ref", status="kat_failed", reason="3 of 10 records failed"))
     return synth.write_run(tmp / "results", cells, toolchains={"gcc-O3": synth.toolchain_facts("gcc", ["A.1-7"])})
 
