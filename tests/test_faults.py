@@ -208,11 +208,32 @@ def test_resume_refuses_when_the_sources_changed(tmp_path):
     assert re.search(r"cannot resume .*sources crashdes/segv@(gcc|clang)-O3@host changed", r.stderr), r.stderr
 
 
+def _stderr_until(p: subprocess.Popen, text: str) -> str:
+    """What the process printed on stderr up to and including the first line holding text."""
+    lines = []
+    for line in iter(p.stderr.readline, ""):
+        lines.append(line)
+        if text in line:
+            break
+    return "".join(lines)
+
+
 def test_two_runs_at_once_never_time_each_other(tmp_path):
+    from lab.lock import timing_lock
+
     m = matrix(tmp_path, "ciphers: [des, idea, rc6]\ntoolchains: [gcc-O3]\nprofile: smoke\n")
-    a = start(tmp_path, *run_args(tmp_path, m, "--tag", "a"))
-    b = start(tmp_path, *run_args(tmp_path, m, "--tag", "b"))
+    # the test holds the lock until both runs queue for it, so that they meet there whatever their speed (with
+    # warm builds a smoke run measures in a fraction of a second: the second could arrive after the first ended)
+    os.environ["CIPHERLAB_LOCK_DIR"] = str(tmp_path / "locks")
+    try:
+        with timing_lock("holder-test", ROOT, say=lambda s: None):
+            a = start(tmp_path, *run_args(tmp_path, m, "--tag", "a"))
+            b = start(tmp_path, *run_args(tmp_path, m, "--tag", "b"))
+            queued = {p: _stderr_until(p, "waiting for the timing lock") for p in (a, b)}
+    finally:
+        del os.environ["CIPHERLAB_LOCK_DIR"]
     (_, ea), (_, eb) = a.communicate(timeout=600), b.communicate(timeout=600)
+    ea, eb = queued[a] + ea, queued[b] + eb
     assert a.returncode == b.returncode == 0, ea + eb
     assert "waiting for the timing lock: held by run" in ea + eb
     dirs = results.run_dirs(tmp_path / "results")
