@@ -91,8 +91,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("run_a", "the baseline run (id, MACHINE/id or path)", positional=True),
                 Opt("run_b", "the run compared with it (default: the latest run)", positional=True, nargs="?"),
                 Opt("by", "toolchain: compare the toolchains of run_a with each other"),
-                Opt("threshold", "noise threshold: smaller relative changes are 'no change' (default 0.03)",
-                    "float"),
+                Opt("threshold", "noise threshold: smaller relative changes are 'no change' (default 0.03, the "
+                    "lab's noise threshold)", "float"),
                 Opt("metrics", "comma list of metrics (default: speeds and Encrypt-n per block)", "csv"),
                 Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 DEBUG)),

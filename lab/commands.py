@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .config import Lab
 from .errors import EXIT_FAILED, UsageError
+from .stats import NOISE_THRESHOLD
 
 
 def _lab() -> Lab:
@@ -77,7 +78,8 @@ def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None, resul
     lab = _lab()
     if by not in (None, "toolchain"):
         raise UsageError(f"option --by: '{by}' is not supported (use toolchain)")
-    table = cmp.compare_runs(_dir(lab, results_dir, "results"), run_a, run_b, by=by, threshold=threshold or 0.03,
+    threshold = NOISE_THRESHOLD if threshold is None else threshold
+    table = cmp.compare_runs(_dir(lab, results_dir, "results"), run_a, run_b, by=by, threshold=threshold,
                              metrics=metrics)
     print(cmp.format_table(table))
     return 0

@@ -66,7 +66,7 @@ def _select(df: pd.DataFrame, metrics) -> pd.DataFrame:
     return sel
 
 
-def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str, threshold: float = 0.03,
+def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str, threshold: float = stats.NOISE_THRESHOLD,
                    metrics=None) -> Table:
     """Quantities of b against the same quantities of a, matched on `key` + metric, key size, n_blocks."""
     return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics))
@@ -98,7 +98,7 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
 
 
 def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: str | None = None,
-                 threshold: float = 0.03, metrics=None) -> Table:  # pragma: no mutate block (I/O: docs/testing.md)
+                 threshold: float = stats.NOISE_THRESHOLD, metrics=None) -> Table:  # pragma: no mutate block (I/O: docs/testing.md)
     if by == "toolchain":
         return compare_toolchains(results.load(run_a, results_dir), threshold, metrics)
     if not run_a:
@@ -109,7 +109,7 @@ def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: st
     return compare_frames(da, db, "cell", da.run_id.iloc[0] if not da.empty else run_a, name_b, threshold, metrics)
 
 
-def compare_toolchains(df: pd.DataFrame, threshold: float = 0.03, metrics=None, baseline: str | None = None) -> Table:
+def compare_toolchains(df: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, metrics=None, baseline: str | None = None) -> Table:
     """Within one run: every toolchain against the baseline (gcc-O3 when present), implementation by
     implementation on each target."""
     if df.empty:

@@ -5,13 +5,17 @@ run's correctness gate and for ``python -m lab verify`` alike.  A build is
 right when every applicable record of every vectors file passed, some record
 applied, one n-block call equals n single-block calls (the program checks),
 decryption undoes encryption on the checksum chain, and the checksum equals
-the one stored in the cipher's ``cipher.yaml`` (when stored).
+the one stored in the cipher's ``cipher.yaml`` (when stored).  Builds of a
+cipher with no stored checksum must agree with each other: :func:`vote`, the
+second half of the same judgement, used by the run and by ``lab verify``.
 """
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from .backends import Backend, Completed
 from .config import Impl, Target
@@ -56,7 +60,8 @@ class Verdict:
     files: list[str] = field(default_factory=list)
     records: int = 0
     passed: int = 0
-    failed: int = 0
+    failed: int = 0  # failed records plus failed n-block checks
+    multiblock_failed: int = 0  # failed n-block checks (one n-block call against n single-block calls)
     skipped_key_size: int = 0
     fails: list[dict] = field(default_factory=list)
     checksums: dict[int, str] = field(default_factory=dict)
@@ -86,7 +91,7 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
         if out.unavailable:
             return Verdict("unavailable", "implementation reports itself unavailable on this CPU")
         v.files.append(path.name)
-        v.fails += out.fails[:10]
+        v.fails += [{**f, "file": path.name} for f in out.fails[:10]]  # each failure names its own file
         v.checksums.update(out.checksums)
         v.roundtrip_ok &= out.roundtrip_ok
         if out.summary is None:
@@ -98,13 +103,18 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
         v.records += s["records"]
         v.passed += s["passed"]
         v.failed += s["failed"]
+        v.multiblock_failed += s["multiblock_failed"]
         v.skipped_key_size += s["skipped_key_size"]
-    if v.failed:
-        first = v.fails[0] if v.fails else {}
-        where = f" (first: line {first.get('line')} of {v.files[0]}, {first.get('direction')}, " \
-                f"{first.get('key_bits')}-bit key)" if first.get("line") else \
-                (f" ({first.get('reason')})" if first.get("reason") else "")
-        v.status, v.reason = "kat_failed", f"{v.failed} of {v.records} known-answer records failed{where}"
+    records_failed = v.failed - v.multiblock_failed
+    if records_failed:
+        first = next((f for f in v.fails if f.get("line")), None)
+        where = f" (first: line {first['line']} of {first['file']}, {first.get('direction')}, " \
+                f"{first.get('key_bits')}-bit key)" if first else ""
+        v.status, v.reason = "kat_failed", f"{records_failed} of {v.records} known-answer records failed{where}"
+    elif v.multiblock_failed:
+        first = next((f for f in v.fails if not f.get("line")), None)
+        v.status = "kat_failed"
+        v.reason = "every record passed, but the n-block check failed" + (f": {first['reason']}" if first else "")
     elif not v.roundtrip_ok:
         v.status, v.reason = "kat_failed", "decrypt(encrypt(x)) != x on the checksum chain"
     elif not v.passed:
@@ -117,6 +127,33 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
             v.status = "checksum_differs"
             v.reason = f"checksum differs for {k}-bit keys: {got[:16]}... where cipher.yaml has {want[:16]}..."
     return v
+
+
+def vote(builds: Sequence[tuple[str, bool, Verdict]]) -> None:
+    """Checksum agreement between the passing builds of one run: (cipher, has a stored checksum, verdict) each.
+
+    Where cipher.yaml stores no checksum, the builds of a cipher must at least agree with each other: a build
+    whose checksum is in a minority, or where no checksum has a majority, becomes ``checksum_differs`` (a
+    miscompilation the vectors miss still shows).  Verdicts that did not pass are left as they are."""
+    votes: dict[tuple[str, int], Counter] = defaultdict(Counter)
+    for cipher, stored, v in builds:
+        if v.ok and not stored:
+            for k, cs in v.checksums.items():
+                votes[(cipher, k)][cs] += 1
+    for cipher, _, v in builds:
+        if not v.ok:
+            continue
+        for k, cs in sorted(v.checksums.items()):
+            c = votes.get((cipher, k))
+            if not c or len(c) == 1:
+                continue
+            top = max(c.values())
+            if c[cs] < top or list(c.values()).count(top) > 1:  # in a minority, or there is no majority
+                others = ", ".join(f"{x[:12]}... ({n} builds)" for x, n in c.most_common() if x != cs)
+                v.status = "checksum_differs"
+                v.reason = f"checksum differs for {k}-bit keys: {cs[:12]}... where other builds of {cipher} give " \
+                           f"{others}"
+                break
 
 
 def run_kat(backend: Backend, program: Path, impl: Impl, target: Target, timeout: float,

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import stats, system
+from . import system
 from .backends import Backend, Completed
 from .plan import Cell
-from .quantities import cycle_quantities, timing_quantities
+from .quantities import cycle_quantities, headline, timing_quantities
 
 
 class OutputError(ValueError):
@@ -134,8 +134,7 @@ class CellSamples:
         for q in tq + cq:
             if q.metric == "null_overhead" or q.below_resolution:
                 continue
-            e = stats.estimate(q.per_process, s.estimator, s.confidence)
-            worst = max(worst, e.precision)
+            worst = max(worst, headline(q, s.estimator, s.confidence).precision)
         return worst
 
     def decide(self) -> str | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import stats
 from .stats import counter_step
 
 SPEED_METRICS = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
@@ -39,6 +40,14 @@ class Quantity:
     @property
     def key(self) -> tuple:
         return (self.metric, self.key_size, self.n_blocks)
+
+
+def headline(q: Quantity, estimator: str, confidence: float) -> stats.Estimate:
+    """The headline estimate the report shows for q, with its interval: the estimator over the per-process
+    costs, turned into a rate for speeds.  The stop rule judges the precision of exactly this estimate (a rate's
+    relative half-width differs from its cost's: the inversion makes the interval asymmetric)."""
+    e = stats.estimate(q.per_process, estimator, confidence)
+    return e.inverted(q.rate_work) if q.rate_work is not None else e
 
 
 def timing_quantities(processes: list[dict], block_bits: int, timer: str) -> list[Quantity]:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from . import stats
 from .errors import RunError, UserError
 from .kat import STATUSES
-from .quantities import Quantity, cycle_quantities, timing_quantities
+from .quantities import Quantity, cycle_quantities, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
@@ -548,8 +548,8 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
     exact = estimator == "exact"
     if exact:  # the smallest count; an exact count has no interval and no confidence level
         est = stats.Estimate(min(q.per_process), math.nan, math.nan, "exact", len(q.per_process), None)
-    else:
-        est = stats.estimate(q.per_process, estimator, confidence)
+    else:  # the headline: the same estimate the stop rule judged (a rate for speeds)
+        est = headline(q, estimator, confidence)
     nist = stats.nist_summary(q.samples)
     value, med, mn, mx, sd = nist.value, nist.median, nist.minimum, nist.maximum, nist.std
     # a cost within one counter step of the empty call's has no value to show, only a bound: lab.quantities marks
@@ -557,7 +557,6 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
     below = q.below_resolution or (not exact and q.metric.endswith(("ekey", "dkey", "init", "per_block"))
                                    and est.estimate <= 0)
     if q.rate_work is not None:  # a speed: reduce the costs, then convert (NIST converted its mean time)
-        est = est.inverted(q.rate_work)
         value, med = q.rate_work / nist.value, q.rate_work / nist.median
         mn, mx = q.rate_work / nist.maximum, q.rate_work / nist.minimum
         sd = value * nist.std / nist.value  # costs are positive: a timed sample is never 0 ns

@@ -39,7 +39,7 @@ from .backends import Backend
 from .build import Builder, BuildResult
 from .config import Lab
 from .errors import Interrupted, RunError, UsageError
-from .kat import FAILED, Verdict, run_kat
+from .kat import FAILED, Verdict, run_kat, vote
 from .lock import timing_lock
 from .measure import CellSamples, Measurer, cycles_args
 from .plan import Cell, expand, narrowed
@@ -255,33 +255,13 @@ def verify_stage(backend: Backend, built: list[Built], jobs: int, on_final: Call
             passed.append((b, v, seconds))
         else:
             on_final(b.cell, Final(v.status, v.reason, b, v, stages={"kat": seconds}))
-    # builds of one cipher without a stored checksum must at least agree with each other
-    votes: dict[tuple[str, int], Counter] = defaultdict(Counter)
-    for b, v, _ in passed:
-        if not b.cell.impl.checksums:
-            for k, cs in v.checksums.items():
-                votes[(b.cell.impl.cipher, k)][cs] += 1
-
-    def disagreement(b: Built, v: Verdict) -> str | None:
-        for k, cs in sorted(v.checksums.items()):
-            c = votes.get((b.cell.impl.cipher, k))
-            if not c or len(c) == 1:
-                continue
-            top = max(c.values())
-            if c[cs] < top or list(c.values()).count(top) > 1:  # in a minority, or there is no majority
-                others = ", ".join(f"{x[:12]}... ({n} builds)" for x, n in c.most_common() if x != cs)
-                return f"checksum differs for {k}-bit keys: {cs[:12]}... where other builds of " \
-                       f"{b.cell.impl.cipher} give {others}"
-        return None
-
+    vote([(b.cell.impl.cipher, bool(b.cell.impl.checksums), v) for b, v, _ in passed])
     out = []
     for b, v, seconds in passed:
-        why = disagreement(b, v)
-        if why:
-            v.status, v.reason = "checksum_differs", why
-            on_final(b.cell, Final(v.status, v.reason, b, v, stages={"kat": seconds}))
-        else:
+        if v.ok:
             out.append((b, v, seconds))
+        else:
+            on_final(b.cell, Final(v.status, v.reason, b, v, stages={"kat": seconds}))
     return out
 
 

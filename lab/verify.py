@@ -3,7 +3,7 @@
 The same stages as a run, for one cipher: plan the cells (so a cell that
 cannot exist on the target is "unavailable" with the reason), build the
 ``kat`` program with the one build plan, judge its output with the one
-verdict (:func:`lab.kat.verdict`).  The vectors file may be anywhere on the
+verdict (:func:`lab.kat.verdict` and :func:`lab.kat.vote`).  The vectors file may be anywhere on the
 machine: the container backend mounts its folder read-only.
 """
 
@@ -16,7 +16,7 @@ from .build import Builder
 from .buildplan import is_native
 from .config import Lab
 from .errors import UsageError
-from .kat import Verdict, run_kat
+from .kat import Verdict, run_kat, vote
 from .plan import Cell, unavailable_reason
 
 
@@ -67,8 +67,8 @@ class VerifyResult:
         assert self.verdict is not None
         v = self.verdict
         s = f"{v.passed} of {v.records} records passed"
-        if v.failed:
-            s += f", {v.failed} FAILED"
+        if v.failed - v.multiblock_failed:
+            s += f", {v.failed - v.multiblock_failed} FAILED"
         if v.skipped_key_size:
             s += f" ({v.skipped_key_size} skipped: key size not supported)"
         if not v.ok and not v.failed:
@@ -117,4 +117,6 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
                 r.problem = f"{v.status}: {v.reason}" if v.status != "unavailable" else "unavailable on this CPU"
     finally:
         be.close()
+    # the same judgement as a run's: builds of a cipher without a stored checksum must agree with each other
+    vote([(im.cipher, bool(im.checksums), r.verdict) for im, r in zip(impls, out) if r.verdict and not r.problem])
     return out

@@ -163,7 +163,7 @@ def versus_libraries(df: pd.DataFrame) -> list[dict]:
                 continue
             a = ours.loc[ours.estimate.idxmax()]
             b = theirs.loc[theirs.estimate.idxmax()]
-            cmp = stats.compare(b.per_process, a.per_process)  # costs: ours / peer, best cases
+            cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, by the run's estimator
             out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
                         "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
                         "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
