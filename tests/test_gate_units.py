@@ -518,3 +518,24 @@ def test_a_marker_target_runs_only_its_timing_program(lab):
                                      "key_sizes": {64: {op: {"per_sample": p, "ns": n} for op, p, n in
                                                         zip(("encrypt", "decrypt", "key_setup"), (1000, 1000, 100),
                                                             ([5, 6], [7, 8], [9, 10]))}}}
+
+
+def test_the_stop_rule_and_the_report_judge_the_same_precision(lab):
+    # issue 26, bug 2: with the median, a speed's cost interval has a relative half-width of 3.465 % here and
+    # its rate's 3.575 %; the stop rule judged the cost, the report the rate, so a cell stopped for "precision"
+    # at a 3.5 % target and was then marked as having missed it
+    from lab import quantities, results, stats
+
+    costs = [90, 96, 99, 100, 100.5, 101, 101.5, 102, 102.5, 103, 104]
+    assert stats.estimate(costs, "median").precision == pytest.approx(0.03465, abs=5e-6)
+    c = cell(lab, estimator="median", precision=0.035, min_processes=5, max_processes=40)
+    cs = samples(c, [[round(x * 1000)] for x in costs], [[1000, 1010]] * len(costs))
+    assert cs.worst_precision() == pytest.approx(0.03575, abs=5e-6)
+    assert cs.decide() is None  # not precise enough yet: the report would mark it †
+    (q,) = [q for q in quantities.timing_quantities([p["key_sizes"] for p in cs.timing], 128, "")
+            if q.metric == "encrypt_speed"]
+    row = results.quantity_row({}, q, "median", 0.95, 0.035)
+    assert row["precision"] == pytest.approx(cs.worst_precision()) and not row["precision_met"]
+    met = cell(lab, estimator="median", precision=0.036, min_processes=5, max_processes=40)
+    assert samples(met, [[round(x * 1000)] for x in costs], [[1000, 1010]] * len(costs)).decide() == "precision"
+    assert results.quantity_row({}, q, "median", 0.95, 0.036)["precision_met"]
