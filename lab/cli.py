@@ -150,6 +150,9 @@ COMMANDS: tuple[Command, ...] = (
             "bench_mutation", (Opt("jobs", "mutants tested at once (default: the core count)", "int"),
                                Opt("survivors", "test again only the mutants that survived the last run (after "
                                    "adding tests; keeps the other results)", "switch", default=False),
+                               Opt("semantic", "the catalogue of hand-written plausible bugs (tests/mutations/) "
+                                   "instead of mutmut's", "switch", default=False),
+                               Opt("only", "with --semantic: comma list of mutation names to try", "csv"),
                                Opt("out", "JSON file to write"), DEBUG), invoke="bench.mutation"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (

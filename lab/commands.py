@@ -252,8 +252,13 @@ def bench_scale(ciphers=None, toolchains=None, targets=None, profile=None, out=N
     return 0
 
 
-def bench_mutation(jobs=None, survivors=False, out=None) -> int:
-    from .bench import mutation
+def bench_mutation(jobs=None, survivors=False, semantic=False, only=None, out=None) -> int:
+    from .bench import mutation, semantic as semantic_bench
 
+    if semantic:
+        doc = semantic_bench.bench(_lab(), Path(out) if out else None, jobs, only=only)
+        return 0 if doc["caught"] == doc["total"] else EXIT_FAILED
+    if only:
+        raise UsageError("option --only goes with --semantic")
     mutation.bench(_lab(), Path(out) if out else None, jobs, survivors=survivors)
     return 0
