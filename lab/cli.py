@@ -154,6 +154,21 @@ COMMANDS: tuple[Command, ...] = (
                                    "instead of mutmut's", "switch", default=False),
                                Opt("only", "with --semantic: comma list of mutation names to try", "csv"),
                                Opt("out", "JSON file to write"), DEBUG), invoke="bench.mutation"),
+    Command("flags-search", "the fastest flag sets of a toolchain per (cipher, target), by racing, with ties",
+            "flags_search", (
+                Opt("space", "flag space YAML (base: TOOLCHAIN, dimensions: {name: [[flags], ...]}), e.g. "
+                    "flags/gcc-six.yaml"),
+                Opt("ciphers", "comma list of ciphers (their default implementation) or CIPHER/IMPL", "csv"),
+                Opt("targets", "comma list of targets (default: host; hardware only)", "csv"),
+                Opt("quantity", "encrypt (default), decrypt or key_setup: the speed to maximise"),
+                Opt("key_size", "key size in bits (default 128)", "int"),
+                Opt("json", "write the result as JSON to this file"),
+                Opt("write_profiles", "cell or target: write the winners as toolchains/<base>-best-*.yaml"),
+                Opt("min_rounds", "processes per candidate before the first elimination (default 5)", "int"),
+                Opt("max_rounds", "processes per candidate at most (default 30)", "int"),
+                Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float"),
+                Opt("results_dir", "where the run is written (default results/ in the checkout)"),
+                Opt("build_dir", "build folder (default build/ in the checkout)"), DEBUG), invoke="flags.search"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

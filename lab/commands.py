@@ -262,3 +262,18 @@ def bench_mutation(jobs=None, survivors=False, semantic=False, only=None, out=No
         raise UsageError("option --only goes with --semantic")
     mutation.bench(_lab(), Path(out) if out else None, jobs, survivors=survivors)
     return 0
+
+
+def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size=None, json=None,
+                 write_profiles=None, min_rounds=None, max_rounds=None, precision=None, results_dir=None,
+                 build_dir=None) -> int:
+    from . import flags
+
+    if not space:
+        raise UsageError("flags.search needs --space FILE (see flags/ for examples)")
+    lab = _lab()
+    found = flags.search(lab, space, ciphers or [], targets, quantity or "encrypt", key_size or 128,
+                         Path(json) if json else None, write_profiles,
+                         _dir(lab, results_dir, "results"), _dir(lab, build_dir, "build"),
+                         min_rounds or 5, max_rounds or 30, precision or 0.01)
+    return 0 if all(any(e.status == "winner" for e in c.entries) for c in found) else EXIT_FAILED

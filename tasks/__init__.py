@@ -6,6 +6,7 @@
     invoke verify CIPHER VECTORS [--impl all] [--target sparc64]
     invoke images.build | images.host-plugin
     invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation
+    invoke flags.search --space flags/gcc-six.yaml --ciphers serpent,mars
     invoke test | schema | list | catalogue | checksums | validate
 
 No work happens at import: the lab's data files are read when a task runs.
@@ -13,7 +14,7 @@ No work happens at import: the lab's data files are read when a task runs.
 
 from invoke import Collection
 
-from . import bench, images, matrix, report
+from . import bench, flags, images, matrix, report
 from .test import test
 
-ns = Collection(matrix.collection, images.collection, bench.collection, test, *report.tasks)
+ns = Collection(matrix.collection, images.collection, bench.collection, flags.collection, test, *report.tasks)

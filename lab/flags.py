@@ -1,0 +1,420 @@
+"""Flag search: the fastest flag sets of a toolchain for each (cipher, target), by racing, with statistical ties.
+
+A *space* (``flags/<name>.yaml``) names a ``base`` toolchain, whose compiler and settings are kept, and
+``dimensions``: each a list of alternatives, each alternative a list of flags appended to the base flags.  Every
+combination is a candidate.  For each cell the search
+
+1. builds every candidate (in parallel); a flag the compiler rejects makes that candidate ``unavailable`` with
+   the compiler's message;
+2. hashes the code and data of each candidate's timing program: candidates with the same hash are one binary,
+   measured once (``identical``, naming the one measured);
+3. gates every distinct binary on its known answers (a miscompilation is ``unavailable`` with the reason);
+4. races the rest (F-race / successive halving): every surviving candidate gets one measuring process per
+   round, in rotating order; from ``min_rounds`` on, a candidate whose cost is beyond the noise band of the
+   best one's, by the interval of the ratio of their best cases (``stats.compare``, the lab's one test), is
+   dropped (``slower``); the race ends when one candidate is left, when every survivor's interval reached the
+   precision asked for, or at ``max_rounds``;
+5. reports the winner (the best estimate among the survivors) and every candidate *tied* with it: those the
+   same test cannot tell from it — never an arbitrary first place.
+
+The search is stored as a run (each measured candidate a cell whose toolchain is the candidate) with
+``flagsearch.json`` beside ``cells.jsonl``; the report shows it in its "Flag search" section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from . import __version__, stats, system
+from .build import Builder
+from .config import Impl, Lab, Target, Toolchain
+from .elf import parse
+from .errors import UsageError, UserError
+from .kat import run_kat
+from .measure import CellSamples, Measurer
+from .plan import Cell, unavailable_reason
+from .quantities import headline, timing_quantities
+
+QUANTITIES = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
+STATUSES = ("winner", "tied", "slower", "identical", "unavailable")
+
+
+class Space(BaseModel):
+    """A flag space (flags/<name>.yaml)."""
+
+    model_config = ConfigDict(extra="forbid")
+    base: str = Field(description="The toolchain whose compiler and other settings are kept (toolchains/).")
+    description: str = ""
+    dimensions: dict[str, list[list[str]]] = Field(
+        description="name -> alternatives; each alternative a list of flags appended to the base's flags.")
+
+    @field_validator("dimensions")
+    @classmethod
+    def _nonempty(cls, v: dict[str, list[list[str]]]) -> dict[str, list[list[str]]]:
+        if not v:
+            raise ValueError("at least one dimension is needed")
+        for name, alts in v.items():
+            if not alts:
+                raise ValueError(f"dimension '{name}' has no alternatives")
+        return v
+
+
+def load_space(lab: Lab, path: Path | str) -> tuple[Space, Toolchain]:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"flag space {p} does not exist (option --space; see flags/ for examples)")
+    try:
+        raw = yaml.safe_load(p.read_text())
+        space = Space.model_validate(raw)
+    except yaml.YAMLError as e:
+        raise UserError(f"{p}: not YAML ({str(e).splitlines()[0]})") from None
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(map(str, err["loc"])) or "(top)"
+        raise UserError(f"{p}: key '{key}': {err['msg']} (a flag space has: base, description, dimensions)") \
+            from None
+    return space, lab.toolchain(space.base)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    flags: tuple[str, ...]  # appended to the base's flags
+    toolchain: Toolchain
+
+    @property
+    def label(self) -> str:
+        return " ".join(self.flags) or "(base flags)"
+
+
+def candidates(space: Space, base: Toolchain) -> list[Candidate]:
+    """Every combination of the dimensions' alternatives, in the order the file gives them."""
+    out = []
+    for combo in itertools.product(*space.dimensions.values()):
+        flags = tuple(f for alt in combo for f in alt)
+        digest = hashlib.sha256(json.dumps(flags).encode()).hexdigest()[:8]
+        tc = dataclasses.replace(base, name=f"{base.name}~{digest}", flags=(*base.flags, *flags),
+                                 description=f"{base.name} {' '.join(flags)}".strip())
+        out.append(Candidate(flags, tc))
+    return out
+
+
+def binary_digest(path: Path) -> str:
+    """A hash of what a program executes and reads: the contents of its loaded sections, notes excepted (a
+    build id hashes the whole file, symbol names and paths included)."""
+    SHF_ALLOC, SHT_NOBITS, SHT_NOTE = 2, 8, 7
+    elf = parse(path)
+    h = hashlib.sha256()
+    for s in elf.sections:
+        if s.flags & SHF_ALLOC and s.type != SHT_NOTE:
+            h.update(f"{s.name}:{s.size}:".encode())
+            if s.type != SHT_NOBITS:
+                h.update(elf.data[s.offset:s.offset + s.size])
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ the race
+@dataclass
+class Entry:
+    candidate: Candidate
+    status: str = "unavailable"  # until proven otherwise
+    reason: str | None = None
+    same_binary_as: tuple[str, ...] | None = None  # the flags of the candidate measured for this binary
+    digest: str | None = None
+    samples: CellSamples | None = None
+    eliminated_round: int | None = None
+    estimate: stats.Estimate | None = None
+
+    def json(self) -> dict:
+        e = self.estimate
+        return {"flags": list(self.candidate.flags), "toolchain": self.candidate.toolchain.name,
+                "status": self.status, "reason": self.reason,
+                "same_binary_as": list(self.same_binary_as) if self.same_binary_as is not None else None,
+                "processes": self.samples.processes if self.samples else 0, "eliminated_round": self.eliminated_round,
+                "estimate": e.estimate if e else None, "ci_low": e.ci_low if e else None,
+                "ci_high": e.ci_high if e else None}
+
+
+class _TimingOnly(CellSamples):
+    """A candidate's processes: the timing program only (the race decides on its speeds)."""
+
+    @property
+    def counts_cycles(self) -> bool:
+        return False
+
+
+@dataclass
+class Race:
+    quantity: str  # encrypt_speed, decrypt_speed or key_setup_speed
+    key_size: int
+    min_rounds: int = 5
+    max_rounds: int = 30
+    precision: float = 0.01
+    budget_seconds: float = 120.0
+    threshold: float = stats.NOISE_THRESHOLD
+    rounds: int = 0
+    processes: int = 0
+    eliminations: list[tuple[int, str]] = field(default_factory=list)
+
+    def estimate(self, e: Entry) -> stats.Estimate:
+        cs = e.samples
+        assert cs is not None
+        qs = timing_quantities([p["key_sizes"] for p in cs.timing], cs.cell.impl.block_bits, "")
+        q = next(x for x in qs if x.metric == self.quantity and x.key_size == self.key_size)
+        return headline(q, "min", 0.95)
+
+    def costs(self, e: Entry) -> list[float]:
+        cs = e.samples
+        assert cs is not None
+        qs = timing_quantities([p["key_sizes"] for p in cs.timing], cs.cell.impl.block_bits, "")
+        return next(x for x in qs if x.metric == self.quantity and x.key_size == self.key_size).per_process
+
+    def slower(self, best: Entry, other: Entry) -> bool:
+        """The other's cost beyond the noise band of the best's (speeds: higher is better)."""
+        return stats.compare(self.costs(best), self.costs(other), "min", threshold=self.threshold).verdict \
+            == "slower"
+
+    def run(self, alive: list[Entry], measurer: Measurer, on_round: Callable[[int, int], None]) -> None:
+        t0 = time.monotonic()
+        while alive:
+            self.rounds += 1
+            for e in alive[self.rounds % len(alive):] + alive[:self.rounds % len(alive)]:
+                measurer.one_process(e.samples)
+                self.processes += 1
+                if e.samples.failure:
+                    e.status, e.reason = "unavailable", f"{e.samples.failure[0]}: {e.samples.failure[1]}"
+            alive = [e for e in alive if e.status != "unavailable"]
+            on_round(self.rounds, len(alive))
+            if self.rounds < self.min_rounds or not alive:
+                continue
+            for e in alive:
+                e.estimate = self.estimate(e)
+            best = max(alive, key=lambda e: e.estimate.estimate)
+            for e in alive:
+                if e is not best and self.slower(best, e):
+                    e.status, e.eliminated_round = "slower", self.rounds
+                    self.eliminations.append((self.rounds, e.candidate.label))
+            alive = [e for e in alive if e.status != "slower"]
+            precise = all(e.estimate.precision <= self.precision for e in alive)
+            if len(alive) == 1 or precise or self.rounds >= self.max_rounds \
+                    or time.monotonic() - t0 > self.budget_seconds:
+                break
+        self.decide(alive)
+
+    def decide(self, alive: list[Entry]) -> None:
+        """The winner and its ties among the survivors, by the same test."""
+        if not alive:
+            return
+        for e in alive:
+            e.estimate = self.estimate(e)
+        winner = max(alive, key=lambda e: e.estimate.estimate)
+        winner.status = "winner"
+        for e in alive:
+            if e is not winner:
+                e.status = "slower" if self.slower(winner, e) else "tied"
+                if e.status == "slower":
+                    e.eliminated_round = self.rounds
+
+
+# ------------------------------------------------------------------ one cell
+@dataclass
+class CellSearch:
+    impl: Impl
+    target: Target
+    entries: list[Entry]
+    race: Race
+    builds: int = 0
+    seconds: float = 0.0
+
+    def json(self) -> dict:
+        by = {s: [e for e in self.entries if e.status == s] for s in STATUSES}
+        winner = by["winner"][0] if by["winner"] else None
+        measured = [e.estimate.estimate for e in self.entries if e.estimate and e.status != "unavailable"]
+        return {"cipher": self.impl.cipher, "implementation": self.impl.name, "target": self.target.name,
+                "quantity": self.race.quantity, "key_size": self.race.key_size,
+                "winner": list(winner.candidate.flags) if winner else None,
+                "tied": [list(e.candidate.flags) for e in by["tied"]],
+                "spread": (max(measured) / min(measured)) if len(measured) > 1 else None,
+                "candidates_total": len(self.entries), "builds": self.builds,
+                "distinct_binaries": sum(1 for e in self.entries if e.status not in ("identical", "unavailable")
+                                         or (e.status == "unavailable" and e.digest)),
+                "rounds": self.race.rounds, "processes": self.race.processes,
+                "eliminations": self.race.eliminations, "seconds": round(self.seconds, 1),
+                "candidates": [e.json() for e in self.entries]}
+
+
+def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, builder: Builder,
+                measurer: Measurer, say: Callable[[str], None] = print) -> CellSearch:
+    t0 = time.monotonic()
+    profile = lab.profile("quick")
+    entries = [Entry(c) for c in cands]
+    cells = [Cell(impl, c.toolchain, target, (race.key_size,), profile) for c in cands]
+    why = unavailable_reason(cells[0])
+    if why:
+        for e in entries:
+            e.reason = why
+        return CellSearch(impl, target, entries, race, 0, time.monotonic() - t0)
+    plans = [(builder.plan(impl, c.toolchain, target, prog), target) for c in cands for prog in ("timing", "kat")]
+    res = builder.build(plans)
+    by_digest: dict[str, Entry] = {}
+    gated: list[tuple[Entry, Cell]] = []
+    for i, (e, cell) in enumerate(zip(entries, cells)):
+        timing, kat = res[2 * i], res[2 * i + 1]
+        bad = next((r for r in (timing, kat) if not r.ok), None)
+        if bad is not None:
+            e.reason = f"compiler {bad.missing} not found" if bad.missing else f"build failed: {bad.failure}"
+            continue
+        e.digest = binary_digest(timing.program)
+        if e.digest in by_digest:
+            first = by_digest[e.digest].candidate
+            e.status, e.same_binary_as = "identical", first.flags
+            e.reason = f"the same binary as '{first.label}'"
+            continue
+        by_digest[e.digest] = e
+        v = run_kat(builder.backend, kat.program, impl, target, profile.timeout_seconds, env=dict(impl.env))
+        if not v.ok:
+            e.reason = f"{v.status}: {v.reason}"
+            continue
+        e.status = "racing"
+        e.samples = _TimingOnly(cell, timing.program, timing.program)
+        gated.append((e, cell))
+    say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
+        f"{len(gated)} pass their known answers; racing")
+    race.run([e for e, _ in gated], measurer,
+             lambda r, n: say(f"  round {r}: {n} left") if r % 5 == 0 else None)
+    for e in entries:
+        if e.status == "racing":  # the race ended before a decision (no processes)
+            e.status = "unavailable"
+    return CellSearch(impl, target, entries, race, sum(not r.cached for r in res), time.monotonic() - t0)
+
+
+# ----------------------------------------------------------------- the command
+def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[str] | None = None,
+           quantity: str = "encrypt", key_size: int = 128, json_out: Path | None = None,
+           write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
+           min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, say=print) -> list[CellSearch]:
+    from .results import RunWriter, new_run_id
+    from .run import make_backend
+
+    if quantity not in QUANTITIES:
+        raise UsageError(f"option --quantity: '{quantity}' is not one of {', '.join(QUANTITIES)}")
+    if write_profiles not in (None, "cell", "target"):
+        raise UsageError(f"option --write-profiles: '{write_profiles}' is not 'cell' or 'target'")
+    if min_rounds < 2 or max_rounds < min_rounds:
+        raise UsageError("options --min-rounds/--max-rounds: need 2 <= min-rounds <= max-rounds")
+    space, base = load_space(lab, space_path)
+    cands = candidates(space, base)
+    if not ciphers:
+        raise UsageError("option --ciphers: name at least one cipher")
+    impls = [lab.cipher(c).impl(lab.cipher(c).default_impl) if "/" not in c else
+             lab.cipher(c.split("/")[0]).impl(c.split("/")[1]) for c in ciphers]
+    tgts = [lab.target(t) for t in (targets or ["host"])]
+    if any(t.image or t.emulated for t in tgts):
+        raise UsageError("flag search measures on this machine's hardware: use --targets host")
+    build_dir = Path(build_dir or lab.root / "build")
+    results_dir = Path(results_dir or lab.root / "results")
+    backend = make_backend(lab, "host", build_dir=build_dir, progress=say)
+    out: list[CellSearch] = []
+    try:
+        backend.prepare(tgts, inputs=sorted({f for i in impls for f in i.vector_files}))
+        builder = Builder(lab.root, build_dir, backend, jobs=os.cpu_count() or 1)
+        cpu = backend.pick_cpu("auto")
+        run_id = new_run_id(f"flags-{Path(space_path).stem}")
+        with backend.timing_lock(run_id, wait=True, say=say):
+            measurer = Measurer(backend, cpu, lambda cs: None)
+            for t in tgts:
+                for impl in impls:
+                    race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision)
+                    out.append(search_cell(lab, impl, t, cands, race, builder, measurer, say))
+        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu)
+    finally:
+        backend.close()
+    doc = {"space": str(space_path), "base": base.name, "quantity": QUANTITIES[quantity], "key_size": key_size,
+           "run": run_dir.name, "cells": [c.json() for c in out]}
+    (run_dir / "flagsearch.json").write_text(json.dumps(doc, indent=1) + "\n")
+    if json_out:
+        Path(json_out).write_text(json.dumps(doc, indent=1) + "\n")
+    for c in out:
+        say(summary_line(c))
+    if write_profiles:
+        for p in write_winner_profiles(lab, base, out, write_profiles):
+            say(f"profile written: {p.relative_to(lab.root) if p.is_relative_to(lab.root) else p}")
+    say(f"flag search stored as run {run_dir.name} ({run_dir})")
+    return out
+
+
+def summary_line(c: CellSearch) -> str:
+    d = c.json()
+    win = " ".join(d["winner"]) if d["winner"] is not None else "none"
+    ties = "; ".join(" ".join(t) or "(base flags)" for t in d["tied"]) or "none"
+    w = next((e for e in c.entries if e.status == "winner"), None)
+    est = f" {w.estimate.estimate:,.0f} [{w.estimate.ci_low:,.0f}, {w.estimate.ci_high:,.0f}]" if w else ""
+    return (f"{c.impl.id}@{c.target.name}: winner '{win or '(base flags)'}'{est}; tied: {ties}; "
+            f"{d['candidates_total']} candidates, {d['distinct_binaries']} distinct binaries, "
+            f"{d['processes']} processes in {d['rounds']} rounds")
+
+
+def write_winner_profiles(lab: Lab, base: Toolchain, found: list[CellSearch], per: str,
+                          folder: Path | None = None) -> list[Path]:
+    """The winners as toolchain profiles (toolchains/<base>-best-<cipher>-<target>.yaml, or -<target>.yaml with
+    the flags that won most cells of the target), so that matrix.run can use them."""
+    written = []
+    groups: dict[str, list[CellSearch]] = {}
+    for c in found:
+        key = f"{c.impl.cipher}-{c.target.name}" if per == "cell" else c.target.name
+        groups.setdefault(key, []).append(c)
+    for key, cs in groups.items():
+        wins = [tuple(e.candidate.flags) for c in cs for e in c.entries if e.status == "winner"]
+        if not wins:
+            continue
+        flags = max(set(wins), key=wins.count)
+        path = (folder or lab.root / "toolchains") / f"{base.name}-best-{key}.yaml"
+        path.write_text(yaml.safe_dump({
+            "description": f"{base.description}: the flags a flag search found fastest for {key} "
+                           f"({', '.join(c.impl.id for c in cs)})",
+            "inherits": base.name, "add_flags": list(flags),
+            "notes": ["flag search winner; the candidates tied with it are listed in the search's run"]},
+            sort_keys=False, width=120))
+        written.append(path)
+    return written
+
+
+def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, space_path, base: Toolchain,
+           found: list[CellSearch], cpu) -> Path:
+    """The search as a run: every measured candidate a cell (its toolchain is the candidate)."""
+    from .results import RunWriter
+    from .run import Built, Final, make_record
+
+    measured = [(c, e) for c in found for e in c.entries if e.samples is not None and e.samples.timing]
+    meta = {"machine_id": system.machine_id(), "machine": backend.machine_facts(),
+            "git": system.git_revision(lab.root), "profile": lab.profile("quick").model_dump(),
+            "matrix": {}, "backend": backend.describe(),
+            "toolchains": {e.candidate.toolchain.name: {**e.candidate.toolchain.facts(),
+                                                       "version": backend.compiler_version(base.cc, c.target)}
+                           for c, e in measured},
+            "targets": {c.target.name: {**c.target.model_dump(), "emulated": c.target.emulated} for c in found},
+            "cells_planned": [e.samples.cell.id for _, e in measured], "fingerprint": {},
+            "lab_version": __version__,
+            "options": {"flag_search": {"space": str(space_path), "base": base.name,
+                                        "dimensions": space.dimensions}, "cpu": cpu}}
+    w = RunWriter.create(results_dir, meta, tag="flags", run_id=run_id)
+    for c, e in measured:
+        cs = e.samples
+        cs.stopped = "precision" if e.status in ("winner", "tied") else "budget"
+        f = Final("ok", None, None, None, cs, stages={"measure": round(cs.seconds, 3)})
+        w.add_cell(make_record(cs.cell, f, meta["machine_id"], backend, cpu))
+    w.close("finished", status_counts={"ok": len(measured)})
+    return w.dir
+
+
+__all__ = ["Space", "Candidate", "load_space", "candidates", "binary_digest", "Race", "search", "search_cell"]

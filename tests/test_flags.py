@@ -1,0 +1,109 @@
+"""Flag search (lab/flags.py) with real compilers and real measurements: one space that holds byte-identical
+flag sets, an -O0 that must be dropped early, two different binaries of equal speed, and a flag the compiler
+rejects; the space file's errors; the winners as toolchain profiles."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from lab import flags
+from lab.schema import ToolchainFile
+
+SPACE = """\
+base: gcc-O3
+description: a test space
+dimensions:
+  opt: [[-O3], [-O0]]          # -O3 first: the first of a binary's flag sets is the one measured
+  twice: [[], [-O3]]           # -O3 again: the same binary as without
+  unwind: [[], [-fno-asynchronous-unwind-tables]]   # another binary (no .eh_frame), the same code
+  bad: [[], [-fno-such-flag]]  # the compiler rejects it
+"""
+
+
+@pytest.fixture(scope="module")
+def found(lab, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("flags")
+    (tmp / "space.yaml").write_text(SPACE)
+    (c,) = flags.search(lab, tmp / "space.yaml", ["rc6"], json_out=tmp / "out.json", results_dir=tmp / "results",
+                        build_dir=tmp / "build", say=lambda s: None)
+    return {"cell": c, "json": json.loads((tmp / "out.json").read_text()), "tmp": tmp}
+
+
+def _by_flags(found) -> dict[tuple, dict]:
+    return {tuple(e["flags"]): e for e in found["json"]["cells"][0]["candidates"]}
+
+
+def test_every_combination_is_a_candidate_and_the_json_says_what_each_became(found):
+    d = found["json"]["cells"][0]
+    assert d["candidates_total"] == 16 and len(d["candidates"]) == 16
+    assert {e["status"] for e in d["candidates"]} <= set(flags.STATUSES)
+    assert d["winner"] is not None and d["quantity"] == "encrypt_speed" and d["key_size"] == 128
+    for e in d["candidates"]:
+        if e["status"] in ("winner", "tied", "slower"):
+            assert e["ci_low"] <= e["estimate"] <= e["ci_high"] and e["processes"] >= 5
+
+
+def test_byte_identical_flag_sets_are_one_candidate(found):
+    c = _by_flags(found)
+    twice = c[("-O3", "-O3")]
+    assert twice["status"] == "identical" and twice["same_binary_as"] == ["-O3"] and twice["processes"] == 0
+    # -O0 then -O3: the last level wins, the same binary again
+    assert c[("-O0", "-O3")]["status"] == "identical" and c[("-O0", "-O3")]["same_binary_as"] == ["-O3"]
+    assert found["json"]["cells"][0]["distinct_binaries"] == 4  # -O0, -O3, each with and without unwind tables
+
+
+def test_O0_is_eliminated_early(found):
+    c = _by_flags(found)
+    for key in [("-O0",), ("-O0", "-fno-asynchronous-unwind-tables")]:
+        assert c[key]["status"] == "slower" and c[key]["eliminated_round"] == 5 and c[key]["processes"] == 5
+    assert [r for r, _ in found["json"]["cells"][0]["eliminations"]] == [5, 5]
+
+
+def test_two_binaries_of_equal_speed_are_tied(found):
+    c = _by_flags(found)
+    pair = {c[("-O3",)]["status"], c[("-O3", "-fno-asynchronous-unwind-tables")]["status"]}
+    assert pair == {"winner", "tied"}
+    d = found["json"]["cells"][0]
+    winner = d["winner"]
+    assert d["tied"] == [[*f] for f in (("-O3",), ("-O3", "-fno-asynchronous-unwind-tables")) if list(f) != winner]
+
+
+def test_a_flag_the_compiler_rejects_makes_its_candidates_unavailable_with_the_message(found):
+    bad = [e for f, e in _by_flags(found).items() if "-fno-such-flag" in f]
+    assert len(bad) == 8
+    for e in bad:
+        assert e["status"] == "unavailable" and "-fno-such-flag" in e["reason"] and e["estimate"] is None
+
+
+def test_the_search_is_a_run_and_its_winner_a_profile(found, lab):
+    from lab import results
+
+    run = found["json"]["run"]
+    df = results.load(run, found["tmp"] / "results")
+    speeds = df[df.metric == "encrypt_speed"]
+    assert len(speeds) == 4  # the four binaries measured, each a cell whose toolchain is the candidate
+    (p,) = flags.write_winner_profiles(lab, lab.toolchain("gcc-O3"), [found["cell"]], "cell",
+                                       folder=found["tmp"])
+    doc = yaml.safe_load(p.read_text())
+    ToolchainFile.model_validate(doc)  # a valid profile
+    assert doc["inherits"] == "gcc-O3" and doc["add_flags"] == found["json"]["cells"][0]["winner"]
+
+
+@pytest.mark.parametrize("text,words", [
+    ("base: gcc-O3\ndimensions: {opt: [[-O2]]}\nextra: 1\n", "key 'extra': Extra inputs are not permitted"),
+    ("base: gcc-O3\ndimensions: {}\n", "key 'dimensions'"),
+    ("base: gcc-O3\ndimensions: {opt: []}\n", "dimension 'opt' has no alternatives"),
+    ("base: gcc-03\ndimensions: {opt: [[-O2]]}\n", "did you mean 'gcc-O3'"),
+])
+def test_a_bad_space_is_one_line_naming_file_and_key(tmp_path, lab, text, words):
+    (tmp_path / "s.yaml").write_text(text)
+    r = subprocess.run([sys.executable, "-m", "lab", "flags-search", "--space", str(tmp_path / "s.yaml"),
+                        "--ciphers", "rc6"], capture_output=True, text=True, cwd=lab.root)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "s.yaml" in r.stderr or "toolchain" in r.stderr
