@@ -107,3 +107,18 @@ def test_a_bad_space_is_one_line_naming_file_and_key(tmp_path, lab, text, words)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "s.yaml" in r.stderr or "toolchain" in r.stderr
+
+
+def test_the_report_has_a_flag_search_section(found, lab):
+    from lab.report import build_report, errors_in
+
+    html = build_report(lab, [found["json"]["run"]], results_dir=found["tmp"] / "results",
+                        reports_dir=found["tmp"] / "reports").read_text()
+    assert not errors_in(html)
+    sec = html[html.index('<section id="flags">'):]
+    sec = sec[:sec.index("</section>")]
+    d = found["json"]["cells"][0]
+    assert f"<code>{' '.join(d['winner'])}</code>" in sec
+    assert "16 (winner 1, tied 1, slower 2, identical 4, unavailable 8); 4 distinct binaries" in sec
+    assert f"{d['processes']} measuring processes in {d['rounds']} rounds" in sec
+    assert sec.count("<svg") == 1 and "-O0 -fno-asynchronous-unwind-tables [slower]" in sec

@@ -142,7 +142,36 @@ def _section_compare(compare_with, df: pd.DataFrame, results_dir: Path) -> dict:
             "geomean": t.geomean, "threshold": t.threshold}
 
 
-def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Path, compare_with) -> dict:
+def _section_flags(run_paths: list[Path]) -> dict:
+    """The flag searches among the runs (flagsearch.json beside cells.jsonl, lab/flags.py): per cell the winner,
+    the candidates tied with it, the spread, what the race spent, and a chart of the candidates' intervals."""
+    import json
+
+    out = []
+    for p in run_paths:
+        f = Path(p) / "flagsearch.json"
+        if not f.is_file():
+            continue
+        doc = json.loads(f.read_text())
+        for c in doc["cells"]:
+            measured = [e for e in c["candidates"] if e["estimate"] is not None]
+            measured.sort(key=lambda e: -e["estimate"])
+            label = lambda e: " ".join(e["flags"]) or "(base flags)"  # noqa: E731
+            chart = charts.hbar([f"{label(e)} [{e['status']}]" for e in measured], [e["estimate"] for e in measured],
+                                title=f"{c['cipher']}/{c['implementation']} on {c['target']}: {c['quantity']} "
+                                      f"{c['key_size']}-bit key, base {doc['base']}",
+                                xlabel="Kbit/s" if c["quantity"] != "key_setup_speed" else "keys/s",
+                                interval=([e["ci_low"] for e in measured], [e["ci_high"] for e in measured]))
+            counts = {s: sum(e["status"] == s for e in c["candidates"]) for s in
+                      ("winner", "tied", "slower", "identical", "unavailable")}
+            out.append({**c, "base": doc["base"], "run": doc["run"], "chart": chart, "counts": counts,
+                        "winner_text": " ".join(c["winner"]) if c["winner"] is not None else None,
+                        "tied_text": [" ".join(t) or "(base flags)" for t in c["tied"]]})
+    return {"cells": out}
+
+
+def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Path, compare_with,
+             run_paths: list[Path] = ()) -> dict:
     sections = [_guard(f"platform {tc}/{tg}", _section_platform, df, cells, tc, tg)
                 for tc, tg in tables.platforms(cells)]
     plat = _guard("platforms", _section_platforms, df)
@@ -171,6 +200,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "machines": _guard("machines", _section_machines, df, cells, metas),
         "precision": _guard("precision", _section_precision, df),
         "comparison": _guard("comparison", _section_compare, compare_with, df, results_dir),
+        "flags": _guard("flag search", _section_flags, list(run_paths)),
         "levels": _levels(df) if not df.empty else tables.level(0.95),
         "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(["min", "median"])].estimator.unique()),
                                                  "min") if not df.empty else "min"),
@@ -225,7 +255,7 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
     out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
-    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with))
+    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths))
     (out / "index.html").write_text(html)
     flat = df.assign(per_process=df.per_process.map(lambda v: None if v is None else " ".join(f"{x:.6g}" for x in v)))
     flat.to_csv(out / "results.csv", index=False)
