@@ -41,6 +41,10 @@ static int rjni_available(void)
     do {                                                                                          \
         const rjni_ks *ks = (const rjni_ks *)ks_;                                                 \
         const unsigned nr = ks->nr;                                                               \
+        if (nblocks == 1) { /* NIST's blocks_per_call: 1, first and with the fewest branches */   \
+            RJNI_BLOCKS(1, ROUND, LAST, ks->rk, nr, in, out);                                     \
+            return;                                                                               \
+        }                                                                                         \
         for (; nblocks >= RJNI_PAR; nblocks -= RJNI_PAR, in += 16 * RJNI_PAR,                     \
                                     out += 16 * RJNI_PAR)                                         \
             RJNI_BLOCKS(RJNI_PAR, ROUND, LAST, ks->rk, nr, in, out);                              \

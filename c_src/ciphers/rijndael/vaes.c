@@ -110,6 +110,10 @@ static int rjva_available(void)
     do {                                                                                          \
         const rjni_ks *ks = (const rjni_ks *)ks_;                                                 \
         const unsigned nr = ks->nr;                                                               \
+        if (nblocks == 1) { /* NIST's blocks_per_call: 1: the AES-NI block, no ZMM touched */     \
+            RJNI_BLOCKS(1, XROUND, XLAST, ks->rk, nr, in, out);                                   \
+            return;                                                                               \
+        }                                                                                         \
         for (; nblocks >= 32; nblocks -= 32, in += 512, out += 512)                               \
             RJVA_BLOCKS(8, ZROUND, ZLAST, ks->rk, nr, in, out);                                   \
         if (nblocks & 16) {                                                                       \
