@@ -90,7 +90,8 @@ COMMANDS: tuple[Command, ...] = (
             "compare", (
                 Opt("run_a", "the baseline run (id, MACHINE/id or path)", positional=True),
                 Opt("run_b", "the run compared with it (default: the latest run)", positional=True, nargs="?"),
-                Opt("by", "toolchain: compare the toolchains of run_a with each other"),
+                Opt("by", "toolchain: the toolchains of run_a against gcc-O3; compiler: the significant steps between "
+                    "neighbouring compiler versions (run_a may be a comma list of runs)"),
                 Opt("threshold", "noise threshold: smaller relative changes are 'no change' (default 0.03, the "
                     "lab's noise threshold)", "float"),
                 Opt("metrics", "comma list of metrics (default: speeds and Encrypt-n per block)", "csv"),

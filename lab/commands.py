@@ -76,9 +76,15 @@ def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None, resul
     from . import compare as cmp
 
     lab = _lab()
-    if by not in (None, "toolchain"):
-        raise UsageError(f"option --by: '{by}' is not supported (use toolchain)")
+    if by not in (None, "toolchain", "compiler"):
+        raise UsageError(f"option --by: '{by}' is not supported (use toolchain or compiler)")
     threshold = NOISE_THRESHOLD if threshold is None else threshold
+    if by == "compiler":  # the steps between neighbouring compiler versions of one run (or of several)
+        from . import results, trends
+
+        df = results.load(run_a.split(",") if run_a else None, _dir(lab, results_dir, "results"))
+        print(trends.format_steps(trends.steps(df, threshold=threshold), threshold))
+        return 0
     table = cmp.compare_runs(_dir(lab, results_dir, "results"), run_a, run_b, by=by, threshold=threshold,
                              metrics=metrics)
     print(cmp.format_table(table))

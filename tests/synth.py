@@ -38,7 +38,8 @@ def cell(cipher: str, impl: str, toolchain: str = "gcc-O3", target: str = "host"
          status: str = "ok", reason: str | None = None, timing: list[dict] | None = None,
          cycles: list[dict] | None = None, table_bytes: int = 1000, ks_bytes: int = 200, code: int = 3000,
          default: bool = True, peer_code: str | None = None, emulated: bool = False, precision: float = 0.02,
-         estimator: str = "min", steal: float = 0.0, icount: list[dict] | None = None) -> dict:
+         estimator: str = "min", steal: float = 0.0, icount: list[dict] | None = None,
+         compiler_version: str = "gcc (synthetic) 12", cflags=("-O3",)) -> dict:
     display = display or cipher.upper()
     rec = {
         "cell": f"{cipher}/{impl}@{toolchain}@{target}", "cipher": cipher, "implementation": impl,
@@ -48,7 +49,7 @@ def cell(cipher: str, impl: str, toolchain: str = "gcc-O3", target: str = "host"
         "reason": reason, "seconds": 1.0, "stages": {"measure": 1.0},
         "impl": {"impl_class": impl_class, "default": default,
                  **({"peer": {"library": impl, "package": "x", "code": peer_code}} if peer_code else {})},
-        "build": {"compiler": "gcc", "compiler_version": "gcc (synthetic) 12", "cflags": ["-O3"], "ldflags": [],
+        "build": {"compiler": "gcc", "compiler_version": compiler_version, "cflags": list(cflags), "ldflags": [],
                   "code_bytes": {"text": code - 100, "rodata": 100, "data": 0, "bss": 0}, "cached": True},
         "impl_facts": {"block_bytes": block_bits // 8, "ks_bytes": ks_bytes, "table_bytes": table_bytes,
                        "key_bits": list(key_sizes)},

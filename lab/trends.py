@@ -1,0 +1,153 @@
+"""Compiler-version trends: speed against compiler version per family, and the significant steps between
+neighbouring versions, judged by the lab's one comparison (``stats.compare``, the noise threshold).
+
+A *series* is one implementation on one target, one quantity, one compiler family and one set of flags (the
+flags must be equal for a version change to be the only change): its points are the versions measured, in
+version order.  A *step* is a pair of neighbouring versions whose comparison is "faster" or "slower".  Guest
+instruction counts are exact: a step there needs no statistics (a change beyond the threshold), and a timing
+step is reported with the instruction counts' change at the same versions, which confirms it when it points the
+same way.  Used by ``invoke compare RUN --by compiler`` and the report's "Compiler versions" section.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import stats
+
+TIMED = ("encrypt_speed", "decrypt_speed", "key_setup_speed")
+EXACT = {"encrypt_speed": "insn_encrypt_per_block", "decrypt_speed": "insn_decrypt_per_block",
+         "key_setup_speed": "insn_ekey"}
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def compiler_of(version_text: str | None, compiler: str | None = None) -> tuple[str, tuple[int, ...]] | None:
+    """(family, version) from the first line of a compiler's --version ("gcc (Debian 12.2.0-14) 12.2.0" ->
+    ("gcc", (12, 2, 0)); "Debian clang version 16.0.6 (15)" -> ("clang", (16, 0, 6))); None when unknown."""
+    text = version_text or ""
+    low = f"{text} {compiler or ''}".lower()
+    family = "clang" if "clang" in low else "gcc" if ("gcc" in low or "g++" in low) else None
+    found = _VERSION.findall(text.split("(")[-1] if family == "gcc" else text) or _VERSION.findall(text)
+    if family is None or not found:
+        return None
+    major, minor, patch = found[-1] if family == "gcc" else found[0]
+    return family, tuple(int(x) for x in (major, minor, patch or 0))
+
+
+def version_label(family: str, version: tuple[int, ...]) -> str:
+    return f"{family} {version[0]}"
+
+
+@dataclass
+class Step:
+    series: str  # cipher/impl@target, quantity, family, flags
+    cipher: str
+    display: str
+    implementation: str
+    target: str
+    family: str
+    metric: str
+    key_size: float
+    before: str  # "gcc 12"
+    after: str
+    change: float  # relative change of speed, e.g. -0.11
+    ci_low: float
+    ci_high: float
+    verdict: str  # faster or slower
+    exact_change: float | None  # the guest instructions' change of speed at the same versions, where counted
+
+    @property
+    def confirmed(self) -> bool | None:
+        if self.exact_change is None or not math.isfinite(self.exact_change):
+            return None
+        return (self.exact_change < 0) == (self.change < 0) and abs(self.exact_change) > 1e-9
+
+    def line(self) -> str:
+        q = {"encrypt_speed": "encrypt", "decrypt_speed": "decrypt", "key_setup_speed": "key setup",
+             "insn_encrypt_per_block": "encrypt (guest instructions)", "insn_decrypt_per_block":
+             "decrypt (guest instructions)", "insn_ekey": "key setup (guest instructions)"}.get(self.metric, self.metric)
+        s = (f"{self.before} → {self.after.split(' ', 1)[1]}: {self.display} {q} {100 * self.change:+.0f} % "
+             f"[{100 * self.ci_low:+.0f}, {100 * self.ci_high:+.0f}] ({self.implementation} on {self.target})")
+        if self.exact_change is not None:
+            s += f"; guest instructions {100 * self.exact_change:+.1f} %" + \
+                 (" (confirms)" if self.confirmed else " (does not confirm)")
+        return s
+
+
+def points(df: pd.DataFrame, metrics=TIMED, key_size: int = 128) -> pd.DataFrame:
+    """The measured rows that belong to a version series, with family, version and series columns; only series
+    with two versions or more."""
+    sel = df[df.metric.isin(list(metrics) + [EXACT[m] for m in metrics if m in EXACT]) & (df.status == "ok")
+             & df.estimate.notna() & ((df.key_size == key_size) | df.key_size.isna())].copy()
+    sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
+    if sel.empty:
+        return sel.assign(family=[], version=[], series=[])
+    parsed = [compiler_of(v, c) for v, c in zip(sel.compiler_version, sel.compiler)]
+    sel["family"] = [p[0] if p else None for p in parsed]
+    sel["version"] = [p[1] if p else None for p in parsed]
+    sel = sel[sel.family.notna()]
+    # the flags without the compiler's own name: gcc-12 and gcc-13 builds with -O3 are one series
+    sel["series"] = sel.cipher + "/" + sel.implementation + "@" + sel.target + " " + sel.family + " " + \
+        sel.cflags.fillna("")
+    n = sel.groupby(["series", "metric"]).version.transform(lambda v: len(set(v)))
+    return sel[n >= 2]
+
+
+def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESHOLD, key_size: int = 128) \
+        -> list[Step]:
+    """Every significant step between neighbouring versions of every series, in series then version order."""
+    pts = points(df, metrics, key_size)
+    out: list[Step] = []
+    exact_metrics = [EXACT[m] for m in metrics if m in EXACT]
+    for (series, metric), g in pts[pts.metric.isin([*metrics, *exact_metrics])].groupby(["series", "metric"]):
+        emulated = bool(g.emulated.astype(bool).any())
+        if (metric in exact_metrics) != emulated:
+            continue  # hardware: timed steps (counts confirm them); emulated: only the exact counts mean anything
+        g = g.sort_values("version", key=lambda s: s.map(tuple))
+        rows = list(g.itertuples())
+        for a, b in zip(rows, rows[1:]):
+            if a.version == b.version:
+                continue
+            if metric in exact_metrics:  # counts are costs and exact: a change beyond the threshold is a step
+                change = a.estimate / b.estimate - 1
+                if abs(change) <= threshold:
+                    continue
+                low = high = change
+                verdict, exact = ("faster" if change > 0 else "slower"), None
+            else:
+                c = stats.compare(list(a.per_process), list(b.per_process), a.estimator, threshold=threshold)
+                if c.verdict == "no change":
+                    continue
+                change, low, high = 1 / c.ratio - 1, 1 / c.ci_high - 1, 1 / c.ci_low - 1  # costs B/A -> speed
+                verdict, exact = c.verdict, _exact_change(pts, a, b, EXACT.get(metric))
+            out.append(Step(series, a.cipher, a.display, a.implementation, a.target, a.family, metric, a.key_size,
+                            version_label(a.family, a.version), version_label(b.family, b.version), change,
+                            low, high, verdict, exact))
+    return out
+
+
+def _exact_change(pts: pd.DataFrame, a, b, metric: str | None) -> float | None:
+    """The change of speed the guest-instruction counts show between a's and b's builds (counts are costs)."""
+    if metric is None:
+        return None
+    sel = pts[(pts.metric == metric) & (pts.series == a.series)]
+    ca = sel[sel.version.map(tuple) == tuple(a.version)].estimate
+    cb = sel[sel.version.map(tuple) == tuple(b.version)].estimate
+    if ca.empty or cb.empty or not cb.iloc[0] > 0:
+        return None
+    return float(ca.iloc[0] / cb.iloc[0] - 1)
+
+
+def format_steps(found: list[Step], threshold: float = stats.NOISE_THRESHOLD) -> str:
+    if not found:
+        return (f"no significant step between neighbouring compiler versions (noise threshold ±"
+                f"{100 * threshold:.1f} %)")
+    return "\n".join(s.line() for s in found) + \
+        f"\n\n{len(found)} significant steps (noise threshold ±{100 * threshold:.1f} %)"
+
+
+__all__ = ["compiler_of", "points", "steps", "Step", "format_steps", "version_label"]

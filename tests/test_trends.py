@@ -1,0 +1,93 @@
+"""Compiler-version trends (lab/trends.py): the step detector on synthetic runs with a planted 10 % step and
+with none, exact instruction counts confirming a timed step, emulated targets judged by counts alone, and
+`compare --by compiler` printing the steps."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lab import results, trends
+
+from . import synth
+
+GCC = {11: "gcc (Debian 11.3.0-12) 11.3.0", 12: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0",
+       13: "gcc-13 (Debian 13.3.0-13) 13.3.0"}
+CLANG = {14: "Debian clang version 14.0.6", 16: "Debian clang version 16.0.6 (15)"}
+LAYOUT = list(1 + np.random.default_rng(7).permutation(np.linspace(0.0, 0.04, 21)))
+
+
+def _timing(enc: float) -> list[dict]:
+    return synth.steady_timing(enc, enc * 1.1, 400.0, LAYOUT, blocks=1000, pairs=100)
+
+
+def _icount(per_block: float) -> list[dict]:
+    return [{"key_size": 128, "op": op, "n": n, "calls": 1, "counter": "qemu-insn-region", "unit": "guest_insns",
+             "deltas": [int(c)]} for op, n, c in [("null", 1, 0), ("ekey", 1, 900), ("dkey", 1, 950),
+                                                  ("encrypt", 128, per_block * 128), ("decrypt", 128, per_block * 128)]]
+
+
+def _cell(cipher, family, v, enc, insns, target="host", emulated=False):
+    text = (GCC if family == "gcc" else CLANG)[v]
+    return synth.cell(cipher, "ref", f"{family}-{v}-O3", target, key_sizes=(128,), emulated=emulated,
+                      timing=_timing(enc), icount=_icount(insns), compiler_version=text)
+
+
+@pytest.fixture(scope="module")
+def df(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("trends")
+    cells = []
+    for v, f in [(11, 1.0), (12, 1.0), (13, 1.1)]:  # serpent: gcc 13 costs 10 % more per block
+        cells.append(_cell("serpent", "gcc", v, 150.0 * f, 1200 * f))
+        cells.append(_cell("serpent", "gcc", v, 9000.0, 1200 * f, "sparc64", emulated=True))  # QEMU: counts only
+        cells.append(_cell("rc6", "gcc", v, 200.0 * (1 + 0.005 * (v % 2)), 800))  # flat, within the noise
+    for v in (14, 16):
+        cells.append(_cell("serpent", "clang", v, 140.0, 1100))
+    run = synth.write_run(tmp / "results", cells)
+    return {"df": results.load(run, tmp / "results"), "run": run, "tmp": tmp}
+
+
+@pytest.mark.parametrize("text,want", [
+    ("gcc (Debian 12.2.0-14+deb12u1) 12.2.0", ("gcc", (12, 2, 0))),
+    ("gcc-14 (Debian 14.2.0-19) 14.2.0", ("gcc", (14, 2, 0))),
+    ("Debian clang version 16.0.6 (15)", ("clang", (16, 0, 6))),
+    ("clang version 19.1.7 (3+b1)", ("clang", (19, 1, 7))),
+    ("something else 1.2", None),
+])
+def test_the_compiler_and_its_version_from_version_text(text, want):
+    assert trends.compiler_of(text) == want
+
+
+def test_a_planted_10_percent_step_is_found_between_the_right_versions(df):
+    found = [s for s in trends.steps(df["df"]) if s.target == "host"]
+    assert [(s.cipher, s.metric, s.before, s.after, s.verdict) for s in found] == [
+        ("serpent", "decrypt_speed", "gcc 12", "gcc 13", "slower"),
+        ("serpent", "encrypt_speed", "gcc 12", "gcc 13", "slower")]
+    enc = found[1]
+    assert enc.change == pytest.approx(1 / 1.1 - 1, abs=2e-3) and enc.ci_low <= enc.change <= enc.ci_high
+    assert enc.exact_change == pytest.approx(1 / 1.1 - 1, abs=1e-3) and enc.confirmed
+    assert enc.line().startswith("gcc 12 → 13: SERPENT encrypt -9 % [") and enc.line().endswith("(confirms)")
+
+
+def test_no_step_where_there_is_none(df):
+    assert not [s for s in trends.steps(df["df"]) if s.cipher == "rc6" or s.family == "clang"]
+
+
+def test_an_emulated_target_is_judged_by_its_exact_counts_only(df):
+    emu = [s for s in trends.steps(df["df"]) if s.target == "sparc64"]
+    assert [(s.metric, s.before, s.after) for s in emu] == [("insn_decrypt_per_block", "gcc 12", "gcc 13"),
+                                                          ("insn_encrypt_per_block", "gcc 12", "gcc 13")]
+    assert emu[0].change == pytest.approx(1 / 1.1 - 1, abs=1e-3) and emu[0].ci_low == emu[0].ci_high
+
+
+def test_compare_by_compiler_prints_the_steps(df):
+    from lab.config import Lab
+
+    r = subprocess.run([sys.executable, "-m", "lab", "compare", str(df["run"]), "--by", "compiler",
+                        "--results-dir", str(df["tmp"] / "results")], capture_output=True, text=True,
+                       cwd=Lab().root)
+    assert r.returncode == 0, r.stderr
+    assert "gcc 12 → 13: SERPENT encrypt -9 %" in r.stdout and "4 significant steps" in r.stdout
