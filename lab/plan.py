@@ -62,6 +62,10 @@ def unavailable_reason(cell: Cell) -> str | None:
     if not impl.runs_on(tg.arch):
         return f"implementation runs on {', '.join(impl.arch)}, not {tg.arch}"
     if tc.targets is not None and tg.name not in tc.targets:
+        if tc.family_version:  # a profile of toolchains/versions.yaml: say where that compiler is
+            return (f"{tc.family} {tc.family_version} ({tc.cc}, Debian package {tc.package}) is not found for "
+                    f"target {tg.name}; toolchains/versions.yaml has it for {', '.join(tc.targets)} "
+                    f"(--targets {tc.targets[0]})")
         return f"toolchain {tc.name} builds for {', '.join(tc.targets)} only"
     if tc.family not in tg.families:
         return f"target {tg.name} has no {tc.family} toolchain"
