@@ -78,6 +78,16 @@ def unavailable_reason(cell: Cell) -> str | None:
     return None
 
 
+def _needs_image(cell: Cell, backend: str) -> str | None:
+    """A compiler version toolchains/versions.yaml finds only in a target's image cannot build with the host
+    backend (which uses this machine's compilers for every target)."""
+    tc, tg = cell.toolchain, cell.target
+    if backend == "host" and tc.family_version and tg.image:
+        return (f"{tc.family} {tc.family_version} is found in the image of {tg.name} ({tg.image}), and the host "
+                "backend builds with this machine's compilers: use --backend mixed (or container)")
+    return None
+
+
 def _matches(sel, value: str) -> bool:
     if sel is None:
         return True
@@ -134,7 +144,8 @@ def expand(lab: Lab, m: MatrixFile, source: str = "matrix.yaml") -> list[Cell]:
 
     def add(impl: Impl, tc: str, tg: str) -> None:
         c = Cell(impl, lab.toolchain(tc), lab.target(tg), _key_sizes(impl, m.key_sizes), profile)
-        c = Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, None, unavailable_reason(c))
+        c = Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, None,
+                 unavailable_reason(c) or _needs_image(c, m.backend))
         cells[c.id] = c
 
     for cname in cipher_names:

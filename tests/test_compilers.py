@@ -125,6 +125,21 @@ def test_globs_select_toolchains(lab, tmp_path):
         lab.matrix(m)
 
 
+def test_versions_in_images_need_a_backend_that_uses_images(lab, tmp_path):
+    def plan(backend):
+        _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3", "gcc-O3"],
+                                            targets=["x86_64-trixie"], backend=backend, results_dir=tmp_path,
+                                            build_dir=tmp_path))
+        return {c.toolchain.name: c.unavailable for c in cells}
+
+    host = plan("host")
+    assert host["gcc-14-O3"] == ("gcc 14 is found in the image of x86_64-trixie (cipherlab/x86_64-trixie), and the "
+                                 "host backend builds with this machine's compilers: use --backend mixed (or "
+                                 "container)")
+    assert host["gcc-O3"] is None  # a file profile on the host backend is what it always was
+    assert plan("mixed") == plan("container") == {"gcc-14-O3": None, "gcc-O3": None}
+
+
 def test_glob_matching_nothing_is_a_one_line_error():
     r = lab_cli("run", "--ciphers", "rc6", "--toolchains", "clang-2*-O3", "--no-report")
     assert r.returncode == 2 and r.stdout == "", r
@@ -210,9 +225,9 @@ def test_old_and_new_versions_of_each_family_pass_known_answers(lab, tmp_path):
 
 
 # ------------------------------------------------------------ the Debian 13 image
-@pytest.fixture(scope="module")
-def trixie_image():
-    """The x86_64-trixie image, when a container engine answers and the image is built (CI: built here)."""
+def image_or_skip(target: str):
+    """The engine, when one answers and the target's image is built (with CIPHERLAB_REQUIRE_CONTAINERS=1, as in
+    CI, the image is built here and a missing engine fails)."""
     from lab.images import EngineError, build_images, detect_engine, image_ref
 
     try:
@@ -222,11 +237,16 @@ def trixie_image():
             pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
         pytest.skip(f"no container engine: {e}")
     lab = Lab()
-    if not engine.image_exists(image_ref(lab.target("x86_64-trixie"))):
+    if not engine.image_exists(image_ref(lab.target(target))):
         if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") != "1":
-            pytest.skip("image cipherlab/x86_64-trixie not built (invoke images.build --targets x86_64-trixie)")
-        build_images(lab, ["x86_64-trixie"], engine)
+            pytest.skip(f"image cipherlab/{target} not built (invoke images.build --targets {target})")
+        build_images(lab, [target], engine)
     return engine
+
+
+@pytest.fixture(scope="module")
+def trixie_image():
+    return image_or_skip("x86_64-trixie")
 
 
 @pytest.mark.container
@@ -250,3 +270,22 @@ def test_gcc_14_in_the_debian_13_image_passes_known_answers_beside_the_host(lab,
     if (ROOT / "build" / "qemu-plugin" / "libicount.so").exists():  # counted by the host's QEMU: static program
         assert image.icount and image.icount.ops, image.icount_note
     assert json.dumps(meta.matrix["toolchains"]) == '["gcc-12-O3", "gcc-14-O3"]'
+
+
+@pytest.mark.container
+def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted(lab, tmp_path):
+    image_or_skip("sparc64-trixie")
+    out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3", "clang-19-O3"], targets=["sparc64-trixie"],
+                              backend="mixed", profile="smoke", icount=True, results_dir=tmp_path / "results",
+                              build_dir=tmp_path / "build"))
+    _, cells = results.read_run(out.run_dirs[0])
+    assert [(c.toolchain, c.status) for c in cells] == [("clang-19-O3", "ok"), ("gcc-14-O3", "ok")], \
+        [c.reason for c in cells]
+    gcc, clang = sorted(cells, key=lambda c: c.toolchain, reverse=True)
+    assert gcc.build.compiler == "sparc64-linux-gnu-gcc-14" and gcc.build.compiler_version.startswith(
+        "sparc64-linux-gnu-gcc-14 (Debian 14.")
+    assert clang.build.compiler_version.startswith("Debian clang version 19.")
+    assert gcc.kat.failed == clang.kat.failed == 0 and gcc.kat.passed == clang.kat.passed > 0
+    if (ROOT / "build" / "qemu-plugin" / "libicount.so").exists():  # the host's qemu-sparc64 counts them
+        for c in cells:
+            assert c.icount and c.icount.emulator == "qemu-sparc64" and c.icount.ops, c.icount_note

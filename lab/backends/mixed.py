@@ -9,11 +9,11 @@ when a cell needs a target with an image.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from ..buildplan import is_native
 from ..config import Lab, Target
-from .base import Backend, Completed, Icount
+from .base import Backend, Completed, Icount, runner_env
 from .host import HostBackend
 
 
@@ -56,11 +56,13 @@ class MixedBackend(Backend):
 
     def run_program(self, program: Path | str, args: list[str], *, target: Target, timeout: float,
                     env: dict | None = None, cpu: int | None = None, icount: Icount | None = None) -> Completed:
-        # Instruction counts of a native target's image run here when this machine has the plugin: icount
-        # programs are static, and an image's QEMU may not load the plugin (Debian 13's QEMU 10 does not).
-        be = self.host if icount is not None and self.host.plugin_path() and is_native(target) \
-            else self._for(target)
+        be = self.host if icount is not None and self.counts_here(target) else self._for(target)
         return be.run_program(program, args, target=target, timeout=timeout, env=env, cpu=cpu, icount=icount)
+
+    def counts_here(self, target: Target) -> bool:
+        """Whether this machine counts the target's guest instructions: icount programs are static, so the
+        host's QEMU and plugin count the programs of any image (Debian 13's QEMU 10 does not load the plugin)."""
+        return bool(self.host.plugin_path()) and shutil.which(runner_env(target)["CIPHERLAB_EMULATOR"]) is not None
 
     def runner(self) -> str:
         return self.host.runner()
