@@ -193,3 +193,12 @@ def install(lab: Lab, versions: list[CompilerVersion], *, dry_run: bool = False,
 
             build_images(lab, plan.images, None, say)
     return plan
+
+
+def package_build(backend, exe: str, target: Target) -> str:
+    """The Debian package and version that installed exe where the target's programs are built, e.g.
+    'clang-14 1:14.0.6-12' (clang's --version line omits Debian's revision); '' when unknown."""
+    script = ('f=$(readlink -f "$(command -v "$1")") && p=$(dpkg -S "$f" 2>/dev/null | head -n 1 | cut -d: -f1) '
+              '&& dpkg-query -W -f=\'${Package} ${Version}\' "$p"')
+    c = backend.exec(["sh", "-c", script, "package-build", exe], target=target, timeout=60)
+    return c.stdout.strip() if c.ok else ""

@@ -37,6 +37,8 @@ from typing import Callable
 from . import __version__, icount, system
 from .backends import Backend
 from .build import Builder, BuildResult
+from .buildplan import compiler
+from .compilers import package_build
 from .config import Lab
 from .errors import Interrupted, RunError, UsageError
 from .kat import FAILED, Verdict, run_kat
@@ -503,7 +505,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                     "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
                     "profile": cells_h[0].profile.model_dump(), "matrix": m.model_dump(),
                     "backend": backend.describe(),
-                    "toolchains": {t.name: {**t.facts(), "version": backend.compiler_version(t.cc, where) if where else ""}
+                    "toolchains": {t.name: {**t.facts(), "version": backend.compiler_version(t.cc, where) if where else "",
+                                            "package": package_build(backend, compiler(t, where), where) if where else ""}
                                    for t, where in sorted(_toolchain_targets(cells_h), key=lambda x: x[0].name)},
                     "targets": {name: {**t.model_dump(), "emulated": t.emulated}
                                 for name, t in sorted({c.target.name: c.target for c in cells_h}.items())},

@@ -220,6 +220,9 @@ def test_old_and_new_versions_of_each_family_pass_known_answers(lab, tmp_path):
         assert c.build.compiler == exe and c.kat.failed == 0 and c.kat.passed > 0
         want = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
         assert c.build.compiler_version == want == meta.toolchains[c.toolchain]["version"]
+        # the exact Debian build (clang's --version line omits Debian's revision)
+        pkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", exe], capture_output=True, text=True).stdout
+        assert meta.toolchains[c.toolchain]["package"] == f"{exe} {pkg}" and pkg
     versions = {c.build.compiler_version for c in cells}
     assert len(versions) == 4  # four different compilers, not one compiler four times
 
@@ -265,6 +268,7 @@ def test_gcc_14_in_the_debian_13_image_passes_known_answers_beside_the_host(lab,
     assert host.build.compiler_version.startswith("gcc-12 (Debian 12.")
     # provenance: the image the cell ran in, by id, also in the run's backend facts
     assert image.image_id and image.image_id.startswith("sha256:") and host.image_id is None
+    assert meta.toolchains["gcc-14-O3"]["package"].startswith("gcc-14-x86-64-linux-gnu 14.")
     used = meta.backend["container"]["images"]["x86_64-trixie"]
     assert used["id"] == image.image_id and used["image"] == "cipherlab/x86_64-trixie:latest"
     if (ROOT / "build" / "qemu-plugin" / "libicount.so").exists():  # counted by the host's QEMU: static program
