@@ -279,7 +279,8 @@ class Lab:
                     raise ConfigError(path, "versions", f"{cv.name} with variant {variant} makes profile '{name}', "
                                       f"which toolchains/{name}.yaml defines too.", "rename one of them")
                 self._toolchain_files[name] = ToolchainFile(
-                    description=f"{cv.family} {cv.version}, flags of {base} ({self._toolchain_files[base].description})",
+                    description=f"{cv.family} {cv.version}, flags of {base} "
+                                f"({self._toolchain_files[base].description})",
                     inherits=base, cc=cv.executable, package=cv.package or cv.executable, targets=list(cv.found),
                     notes=list(cv.notes))
                 self._toolchain_paths[name] = path

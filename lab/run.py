@@ -505,9 +505,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                     "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
                     "profile": cells_h[0].profile.model_dump(), "matrix": m.model_dump(),
                     "backend": backend.describe(),
-                    "toolchains": {t.name: {**t.facts(), "version": backend.compiler_version(t.cc, where) if where else "",
-                                            "package": package_build(backend, compiler(t, where), where) if where else ""}
-                                   for t, where in sorted(_toolchain_targets(cells_h), key=lambda x: x[0].name)},
+                    "toolchains": {t.name: _toolchain_meta(t, targets, backend)
+                                   for t, targets in sorted(_toolchain_targets(cells_h), key=lambda x: x[0].name)},
                     "targets": {name: {**t.model_dump(), "emulated": t.emulated}
                                 for name, t in sorted({c.target.name: c.target for c in cells_h}.items())},
                     "cells_planned": [c.id for c in cells_h], "fingerprint": fp, "lab_version": __version__,
@@ -538,13 +537,24 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                       dict(sum((g.counts for g in groups), Counter())))
 
 
+def _toolchain_meta(t, targets: list, backend: Backend) -> dict:
+    """A toolchain's facts with its compiler's --version line and Debian package where its cells build: the
+    first of its cells' targets that has the compiler (none asked when every cell of it is unavailable)."""
+    for where in targets:
+        version = backend.compiler_version(t.cc, where)
+        if version:
+            return {**t.facts(), "version": version, "package": package_build(backend, compiler(t, where), where)}
+    return {**t.facts(), "version": "", "package": ""}
+
+
 def _toolchain_targets(cells: list[Cell]) -> list[tuple]:
-    """Each toolchain with the target of its first available cell (None when every cell of it is unavailable:
-    nothing is asked of a compiler, or an image, that no cell uses)."""
+    """Each toolchain with the targets of its available cells ([] when every cell of it is unavailable: nothing
+    is asked of a compiler, or an image, that no cell uses)."""
     out: dict[str, tuple] = {}
     for c in cells:
-        if out.get(c.toolchain.name, (None, None))[1] is None:
-            out[c.toolchain.name] = (c.toolchain, None if c.unavailable else c.target)
+        tc, targets = out.setdefault(c.toolchain.name, (c.toolchain, []))
+        if not c.unavailable and c.target not in targets:
+            targets.append(c.target)
     return list(out.values())
 
 

@@ -187,8 +187,9 @@ def test_a_version_that_is_not_installed_is_unavailable_naming_its_package(tmp_p
 def test_compilers_install_dry_run_and_bad_names():
     r = lab_cli("compilers-install", "--dry-run", "gcc-12", "clang-17-O3")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["gcc-12: already installed", "would build the images of x86_64-trixie (these "
-                                     "versions are not packaged for the host's Debian)"]
+    assert r.stdout.splitlines() == ["gcc-12: already installed", "would build the images of x86_64-trixie, "
+                                     "sparc64-trixie, mips64-trixie (these versions are not packaged for the host's "
+                                     "Debian)"]
     r = lab_cli("compilers-install", "gcc-99")
     assert r.returncode == 2 and r.stderr.startswith("error: 'gcc-99' names no compiler version") \
         and len(r.stderr.splitlines()) == 1, r.stderr
@@ -293,3 +294,43 @@ def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted
     if (ROOT / "build" / "qemu-plugin" / "libicount.so").exists():  # the host's qemu-sparc64 counts them
         for c in cells:
             assert c.icount and c.icount.emulator == "qemu-sparc64" and c.icount.ops, c.icount_note
+
+
+# ------------------------------------------------------------------ images as data
+def test_debian_13_images_are_bootstrapped_from_the_hosts_mirrors(tmp_path):
+    from lab.images import base_images, debian_sources
+
+    src = write(tmp_path / "debian.sources", """\
+        Types: deb
+        URIs: http://deb.debian.org/debian
+        Suites: bookworm bookworm-updates
+        Components: main
+        Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+        Types: deb
+        URIs: http://deb.debian.org/debian-security
+        Suites: bookworm-security
+        Components: main
+        """)
+    other = write(tmp_path / "vendor.list", "deb https://packages.example.org/apt sdk-bookworm main\n")
+    text = debian_sources("trixie", paths=[src, other], host="bookworm")
+    assert "Suites: trixie trixie-updates\n" in text and "Suites: trixie-security\n" in text
+    assert "bookworm" not in text and "example.org" not in text
+    assert debian_sources("bookworm", paths=[src, other], host="bookworm").count("bookworm") == 3
+    for name in ("x86_64-trixie", "sparc64-trixie", "mips64-trixie"):
+        assert base_images(ROOT / "dockerfiles" / f"Dockerfile.{name}") == ["debian:trixie"]
+    assert base_images(ROOT / "dockerfiles" / "Dockerfile.x86_64") == ["debian:bookworm"]
+
+
+def test_each_version_found_in_an_image_is_installed_by_its_dockerfile(lab):
+    """The versions file and the Dockerfiles say the same (the image test proves the compilers run)."""
+    for cv in lab.compiler_versions.values():
+        for name in cv.found:
+            t = lab.target(name)
+            if not t.image or not name.endswith("-trixie"):
+                continue
+            text = (ROOT / "dockerfiles" / f"Dockerfile.{name}").read_text()
+            if cv.family == "gcc" and t.runner != "native":  # the cross gcc of Debian 13 is gcc-14
+                assert cv.version == "14" and f"toolchain.sh {t.triple} {t.arch}" in text, (cv.name, name)
+            else:
+                assert f" {cv.executable}" in text.split("apt-get install", 1)[1], (cv.name, name)

@@ -23,6 +23,6 @@ from .build import (LABEL_CONTENT, LABEL_REVISION, LABEL_TARGET, build_image, bu
                     context_files, dockerfile, image_id, image_labels, image_ref)
 from .engine import PODMAN_CONF, Engine, EngineError, detect_engine, start_dockerd
 
-__all__ = ["BASE_IMAGE", "base_images", "LABEL_CONTENT", "LABEL_REVISION", "LABEL_TARGET", "PODMAN_CONF", "Engine", "EngineError",
-           "build_image", "build_images", "content_hash", "context_files", "debian_sources", "detect_engine",
-           "dockerfile", "ensure_base_image", "image_id", "image_labels", "image_ref", "start_dockerd"]
+__all__ = ["BASE_IMAGE", "LABEL_CONTENT", "LABEL_REVISION", "LABEL_TARGET", "PODMAN_CONF", "Engine", "EngineError",
+           "base_images", "build_image", "build_images", "content_hash", "context_files", "debian_sources",
+           "detect_engine", "dockerfile", "ensure_base_image", "image_id", "image_labels", "image_ref", "start_dockerd"]
