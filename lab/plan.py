@@ -79,12 +79,18 @@ def unavailable_reason(cell: Cell) -> str | None:
 
 
 def _needs_image(cell: Cell, backend: str) -> str | None:
-    """A compiler version toolchains/versions.yaml finds only in a target's image cannot build with the host
-    backend (which uses this machine's compilers for every target)."""
+    """Where a compiler version of toolchains/versions.yaml is found must be where the backend builds: the host
+    backend uses this machine's compilers for every target; the container backend builds the host target in the
+    x86_64 image."""
     tc, tg = cell.toolchain, cell.target
-    if backend == "host" and tc.family_version and tg.image:
+    if not tc.family_version:
+        return None
+    if backend == "host" and tg.image:
         return (f"{tc.family} {tc.family_version} is found in the image of {tg.name} ({tg.image}), and the host "
                 "backend builds with this machine's compilers: use --backend mixed (or container)")
+    if backend == "container" and not tg.image and "x86_64" not in (tc.targets or ()):
+        return (f"{tc.family} {tc.family_version} is found on this machine, and the container backend builds "
+                f"target {tg.name} in the x86_64 image, which lacks it: use --backend mixed (or host)")
     return None
 
 

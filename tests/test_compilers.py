@@ -138,6 +138,27 @@ def test_versions_in_images_need_a_backend_that_uses_images(lab, tmp_path):
                                  "container)")
     assert host["gcc-O3"] is None  # a file profile on the host backend is what it always was
     assert plan("mixed") == plan("container") == {"gcc-14-O3": None, "gcc-O3": None}
+    _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-11-O3", "gcc-12-O3"], targets=["host"],
+                                        backend="container", results_dir=tmp_path, build_dir=tmp_path))
+    assert [c.unavailable for c in cells] == [
+        "gcc 11 is found on this machine, and the container backend builds target host in the x86_64 image, which "
+        "lacks it: use --backend mixed (or host)", None]
+
+
+def test_the_compilers_preset_runs_each_version_where_it_is_found(lab, tmp_path):
+    _, cells = plan_run(lab, RunRequest(matrix=ROOT / "matrix-compilers.yaml", results_dir=tmp_path,
+                                        build_dir=tmp_path))
+    m = lab.matrix(ROOT / "matrix-compilers.yaml")
+    assert m.backend == "mixed" and m.targets == ["host", "x86_64-trixie"] and m.key_sizes == [128]
+    round1 = sorted(n for n, c in lab.ciphers.items() if c.round1)
+    assert sorted({c.impl.cipher for c in cells}) == round1 and len(round1) == 15
+    assert all(c.impl.default for c in cells)
+    versions = lab.compiler_versions.values()
+    assert sorted({c.toolchain.name for c in cells}) == sorted(f"{v.name}-O3" for v in versions)
+    for c in cells:
+        found = c.target.name in lab.version_of(c.toolchain.name).found
+        assert (c.unavailable is None) == found, c.id
+    assert len(cells) == 15 * len(versions) * 2
 
 
 def test_glob_matching_nothing_is_a_one_line_error():
