@@ -51,10 +51,10 @@ RUN_OPTS = (
     Opt("matrix", "matrix file (default matrix.yaml)"),
     Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
     Opt("implementations", "default, ours, peers, all, or a comma list of cipher/implementation"),
-    Opt("toolchains", "comma list of toolchain profiles", "csv"),
+    Opt("toolchains", "comma list of toolchain profiles or globs ('clang-1*-O3')", "csv"),
     Opt("targets", "comma list of targets", "csv"),
     Opt("profile", "measurement profile (quick, nist, smoke, ...)"),
-    Opt("backend", "host (default) or container"),
+    Opt("backend", "host (default), container, or mixed (the host target here, targets with an image in it)"),
     Opt("resume", "finish an interrupted run: the latest unfinished one, or RUN_ID", "optstr"),
     Opt("no_wait", "refuse instead of waiting when another run holds the machine's timing lock", "flag"),
     Opt("jobs", "parallel builds, known-answer gates and instruction counts (default: the core count)", "int"),
@@ -116,6 +116,14 @@ COMMANDS: tuple[Command, ...] = (
             "checksums", (Opt("write", "write them into each cipher.yaml", "flag"), DEBUG)),
     Command("validate", "validate every data file of the project (what every command does first)",
             "validate", (DEBUG,)),
+    Command("compilers-install", "install compiler versions of toolchains/versions.yaml: apt-get on the host, "
+            "or build the image of those the host's Debian lacks", "compilers_install", (
+                Opt("names", "versions (gcc-11), their profiles (gcc-11-O3) or globs ('clang-1*'); several: "
+                    "separate them with commas or spaces", positional=True, nargs="*"),
+                Opt("dry_run", "print what would be installed or built, change nothing", "flag"),
+                Opt("images", "build the images of versions the host cannot have (default; --no-images: only "
+                    "say so)", "switch", default=True),
+                DEBUG), invoke="compilers.install"),
     Command("images-build", "build the container images the targets need (incremental)", "images_build", (
         Opt("targets", "comma list of targets, or 'all' (default: the matrix's container targets)", "csv"),
         Opt("engine", "docker or podman (default: env CIPHERLAB_ENGINE, the matrix's engine key, else auto)"),

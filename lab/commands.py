@@ -34,8 +34,8 @@ def run(matrix=None, ciphers=None, implementations=None, toolchains=None, target
     impls = implementations
     if impls and impls not in ("default", "ours", "peers", "all"):
         impls = [x.strip() for x in impls.split(",") if x.strip()]
-    if backend not in (None, "host", "container"):
-        raise UsageError(f"option --backend: '{backend}' is not a backend (use host or container)")
+    if backend not in (None, "host", "container", "mixed"):
+        raise UsageError(f"option --backend: '{backend}' is not a backend (use host, container or mixed)")
     if jobs is not None and jobs < 1:
         raise UsageError("option --jobs: needs a positive number")
     if timeout is not None and timeout <= 0:
@@ -114,6 +114,13 @@ def list_() -> int:
     print("targets:", ", ".join(lab.target_names()))
     print("profiles:", ", ".join(lab.profile_names()))
     print("hosts:", ", ".join(lab.host_names()) or "(none: add hosts/<name>.yaml)")
+    if lab.compiler_versions:
+        from .compilers import where_found
+
+        print(f"compiler versions: {len(lab.compiler_versions)} in toolchains/versions.yaml, each a profile "
+              "<version>-<variant> (e.g. gcc-12-O3); where each is found, with its --version:")
+        for place in where_found(lab):
+            print(f"  {place.version.name} on {place.where}: {place.version_line or place.note}")
     return 0
 
 
@@ -157,8 +164,11 @@ def schema(check=False) -> int:
 
 def validate() -> int:
     lab = _lab()
-    n = len(lab.toolchains) + len(lab.targets) + len(lab.profiles) + len(lab.ciphers) + len(lab.peers) + len(lab.hosts)
-    print(f"{n} data files valid: {len(lab.toolchains)} toolchains, {len(lab.targets)} targets, "
+    files = len(lab.toolchain_files())
+    n = files + len(lab.targets) + len(lab.profiles) + len(lab.ciphers) + len(lab.peers) + len(lab.hosts)
+    versions = f" ({len(lab.toolchains)} profiles, {len(lab.compiler_versions)} compiler versions)" \
+        if lab.compiler_versions else ""
+    print(f"{n} data files valid: {files} toolchains{versions}, {len(lab.targets)} targets, "
           f"{len(lab.profiles)} profiles, {len(lab.ciphers)} ciphers, {len(lab.peers)} peer libraries, "
           f"{len(lab.hosts)} hosts")
     return 0
@@ -199,6 +209,18 @@ def _write_checksums(path: Path, sums: dict[int, str]) -> None:
     text = re.sub(r"^checksums:.*\n(?:  \S.*\n)*", "", text, flags=re.M)
     text = text.replace("\nimplementations:", "\n" + block + "implementations:", 1)
     path.write_text(text)
+
+
+def compilers_install(names=None, dry_run=False, images=True) -> int:
+    from .compilers import install, resolve
+
+    lab = _lab()
+    if not names:
+        raise UsageError("name the compiler versions to install, e.g. gcc-11 clang-16 (or gcc-11-O3, 'clang-1*'); "
+                         "`python -m lab list` shows them")
+    names = [n for raw in ([names] if isinstance(names, str) else names) for n in raw.replace(",", " ").split()]
+    install(lab, resolve(lab, names), dry_run=dry_run, images=images)
+    return 0
 
 
 def images_build(targets=None, engine=None, matrix=None) -> int:

@@ -3,7 +3,8 @@
 :class:`Lab` discovers the data folders, validates **every** file when it is
 created (used or not; all problems are reported together) and resolves them:
 
-* :class:`Toolchain` — a compiler profile with inheritance applied,
+* :class:`Toolchain` — a compiler profile with inheritance applied (files in ``toolchains/``, and one per
+  compiler version x variant of ``toolchains/versions.yaml``),
 * :class:`Impl` — one implementation of a cipher (ours from ``cipher.yaml``,
   or a peer library's from ``c_src/peers/<library>/peer.yaml``) with its
   sources, flags, facts and vectors,
@@ -15,6 +16,7 @@ Nothing downstream reads YAML again: the plan carries these values.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import platform
 from dataclasses import dataclass, field
@@ -23,12 +25,13 @@ from typing import Any, Callable, TypeVar
 
 import yaml
 
-from .errors import ConfigError, ConfigErrors, unknown_name
-from .schema import (CipherFile, HostFile, MatrixFile, PeerFile, Profile, Target, ToolchainFile, export_schemas,
-                     validate)
+from .errors import ConfigError, ConfigErrors, UsageError, unknown_name
+from .schema import (CipherFile, CompilerVersion, HostFile, MatrixFile, PeerFile, Profile, Target, ToolchainFile,
+                     VersionsFile, export_schemas, validate)
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
+VERSIONS_FILE = "versions.yaml"  # in toolchains/: compiler versions, not a profile
 
 __all__ = ["Lab", "Toolchain", "Impl", "Cipher", "PeerInfo", "Target", "Profile", "HostFile", "MatrixFile",
            "ConfigError", "export_schemas", "ROOT", "host_arch"]
@@ -54,6 +57,7 @@ class Toolchain:
     arch_flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
     targets: tuple[str, ...] | None = None  # None: every target
     reference_tables: tuple[str, ...] = ()
+    family_version: str | None = None  # the compiler version a versions.yaml profile stands for, e.g. "14"
 
     def flags_for_arch(self, arch: str) -> list[str]:
         return [f for a, fl in self.arch_flags if a == arch for f in fl]
@@ -68,7 +72,8 @@ class Toolchain:
     def facts(self) -> dict:
         return {"description": self.description, "family": self.family, "cc": self.cc, "flags": list(self.flags),
                 "ldflags": list(self.ldflags), "imitates": self.imitates, "notes": list(self.notes),
-                "reference_tables": list(self.reference_tables)}
+                "reference_tables": list(self.reference_tables),
+                **({"family_version": self.family_version} if self.family_version else {})}
 
 
 @dataclass(frozen=True)
@@ -195,8 +200,17 @@ class Lab:
                     errors.append(e)
             return out
 
-        self._toolchain_files = each((self.root / "toolchains").glob("*.yaml"),
+        self._toolchain_files = each([p for p in (self.root / "toolchains").glob("*.yaml") if p.name != VERSIONS_FILE],
                                      lambda p: validate(ToolchainFile, read_yaml(p), p))
+        self._toolchain_paths = {n: self.root / "toolchains" / f"{n}.yaml" for n in self._toolchain_files}
+        self.versions_path = self.root / "toolchains" / VERSIONS_FILE
+        self.compiler_versions: dict[str, CompilerVersion] = {}  # "gcc-14" -> its line
+        self._version_of: dict[str, CompilerVersion] = {}  # generated profile name -> its version
+        if self.versions_path.exists():
+            try:
+                self._add_versions(validate(VersionsFile, read_yaml(self.versions_path), self.versions_path))
+            except ConfigError as e:
+                errors.append(e)
         self.toolchains: dict[str, Toolchain] = {}
         for name in self._toolchain_files:
             try:
@@ -220,9 +234,17 @@ class Lab:
                 errors.append(ConfigError(self.hosts_dir / f"{name}.yaml", "target",
                                           f"'{host.target}' is not a target.", f"use one of {sorted(self.targets)}"))
         for name, tc in self.toolchains.items():
+            if name in self._version_of:
+                continue
             for t in tc.targets or ():
                 if t not in self.targets:
                     errors.append(ConfigError(tc.path, "targets", f"'{t}' is not a target.",
+                                              f"use one of {sorted(self.targets)}"))
+        for i, cv in enumerate(self.compiler_versions.values()):
+            for j, t in enumerate(cv.found):
+                if t not in self.targets:
+                    errors.append(ConfigError(self.versions_path, f"versions.{i}.found.{j}",
+                                              f"'{t}' ({cv.name}) is not a target.",
                                               f"use one of {sorted(self.targets)}"))
         for name, prof in self.profiles.items():
             for c in prof.per_cipher:
@@ -237,11 +259,42 @@ class Lab:
         return self.shared / "vectors"
 
     # ---------------------------------------------------------- loaders
+    def _add_versions(self, vf: VersionsFile) -> None:
+        """One profile per version x variant: <family>-<version>-<variant>, inheriting the variant's profile
+        for the family, with the version's compiler, package and targets (where it is found)."""
+        path = self.versions_path
+        for variant, bases in vf.variants.items():
+            for family, base in bases.items():
+                if base not in self._toolchain_files:
+                    raise ConfigError(path, f"variants.{variant}.{family}", f"no toolchain profile '{base}'.",
+                                      f"use one of {sorted(self._toolchain_files)}")
+        for cv in vf.versions:
+            self.compiler_versions[cv.name] = cv
+            for variant, bases in vf.variants.items():
+                base = bases.get(cv.family)
+                if base is None:
+                    continue
+                name = f"{cv.name}-{variant}"
+                if name in self._toolchain_files:
+                    raise ConfigError(path, "versions", f"{cv.name} with variant {variant} makes profile '{name}', "
+                                      f"which toolchains/{name}.yaml defines too.", "rename one of them")
+                self._toolchain_files[name] = ToolchainFile(
+                    description=f"{cv.family} {cv.version}, flags of {base} "
+                                f"({self._toolchain_files[base].description})",
+                    inherits=base, cc=cv.executable, package=cv.package or cv.executable, targets=list(cv.found),
+                    notes=list(cv.notes))
+                self._toolchain_paths[name] = path
+                self._version_of[name] = cv
+
+    def version_of(self, toolchain: str) -> CompilerVersion | None:
+        """The compiler version a profile made from toolchains/versions.yaml stands for (None for a file)."""
+        return self._version_of.get(toolchain)
+
     def _resolve_toolchain(self, name: str, seen: tuple[str, ...]) -> Toolchain:
-        path = self.root / "toolchains" / f"{name}.yaml"
         if name not in self._toolchain_files:
-            raise ConfigError(self.root / "toolchains" / f"{seen[-1]}.yaml", "inherits",
+            raise ConfigError(self._toolchain_paths[seen[-1]], "inherits",
                               f"no toolchain profile '{name}'.", f"use one of {sorted(self._toolchain_files)}")
+        path = self._toolchain_paths[name]
         if name in seen:
             raise ConfigError(path, "inherits", f"inheritance cycle {' -> '.join(seen + (name,))}.", "break the cycle")
         tf: ToolchainFile = self._toolchain_files[name]
@@ -265,8 +318,9 @@ class Lab:
             refs = tuple(tf.reference_tables or ())
         arch_flags.update({a: tuple(f) for a, f in (tf.arch_flags or {}).items()})
         flags = [f for f in flags + tf.add_flags if f not in tf.remove_flags]
+        cv = self._version_of.get(name)
         return Toolchain(name, tf.description, family, cc, package, tuple(flags), tuple(ldflags), tf.imitates, notes,
-                         str(path), tuple(sorted(arch_flags.items())), targets, refs)
+                         str(path), tuple(sorted(arch_flags.items())), targets, refs, cv.version if cv else None)
 
     def _load_target(self, path: Path) -> Target:
         data = read_yaml(path)
@@ -369,6 +423,27 @@ class Lab:
     def toolchain_names(self) -> list[str]:
         return sorted(self.toolchains)
 
+    def toolchain_files(self) -> list[Path]:
+        """The files toolchain profiles come from: one per file profile, and toolchains/versions.yaml."""
+        return sorted(set(self._toolchain_paths.values()))
+
+    def toolchains_matching(self, patterns: list[str], where: str = "option --toolchains") -> list[str]:
+        """Profile names for names or globs (fnmatch: 'clang-1*-O3'), in the order given, each once; a name that
+        is not a profile or a glob that matches none is a UsageError naming it."""
+        out: list[str] = []
+        for pat in patterns:
+            if any(ch in pat for ch in "*?["):
+                hits = [n for n in self.toolchain_names() if fnmatch.fnmatchcase(n, pat)]
+                if not hits:
+                    raise UsageError(f"{where}: the glob '{pat}' matches no toolchain profile (profiles: "
+                                     f"{', '.join(self.toolchain_names())}; `python -m lab list` shows them)")
+            elif pat in self.toolchains:
+                hits = [pat]
+            else:
+                raise unknown_name("toolchain", pat, self.toolchains, where)
+            out += [h for h in hits if h not in out]
+        return out
+
     def target_names(self) -> list[str]:
         return sorted(self.targets)
 
@@ -387,8 +462,14 @@ class Lab:
     def matrix(self, path: Path | None = None) -> MatrixFile:
         path = Path(path) if path else self.root / "matrix.yaml"
         m: MatrixFile = validate(MatrixFile, read_yaml(path), path)
+        for i, pat in enumerate(m.toolchains):  # names or globs (fnmatch)
+            if any(ch in pat for ch in "*?[") and not fnmatch.filter(self.toolchain_names(), pat):
+                raise ConfigError(path, f"toolchains[{i}]", f"the glob '{pat}' matches no toolchain profile.",
+                                  "use a glob that matches one (`python -m lab list` shows them)")
+            if not any(ch in pat for ch in "*?[") and pat not in self.toolchains:
+                raise ConfigError(path, f"toolchains[{i}]", f"'{pat}' is not defined.",
+                                  unknown_name("name", pat, self.toolchains).args[0].split(": ", 1)[1])
         checks = [
-            ("toolchains", m.toolchains, self.toolchain_names()),
             ("targets", m.targets, self.target_names()),
             ("container_targets", m.container_targets or [], self.target_names()),
         ]
@@ -401,4 +482,4 @@ class Lab:
                                       .args[0].split(": ", 1)[1])
         if m.profile not in self.profiles:
             raise ConfigError(path, "profile", f"'{m.profile}' is not defined.", f"use one of {self.profile_names()}")
-        return m
+        return m.model_copy(update={"toolchains": self.toolchains_matching(m.toolchains)})  # globs -> names

@@ -62,6 +62,10 @@ def unavailable_reason(cell: Cell) -> str | None:
     if not impl.runs_on(tg.arch):
         return f"implementation runs on {', '.join(impl.arch)}, not {tg.arch}"
     if tc.targets is not None and tg.name not in tc.targets:
+        if tc.family_version:  # a profile of toolchains/versions.yaml: say where that compiler is
+            return (f"{tc.family} {tc.family_version} ({tc.cc}, Debian package {tc.package}) is not found for "
+                    f"target {tg.name}; toolchains/versions.yaml has it for {', '.join(tc.targets)} "
+                    f"(--targets {tc.targets[0]})")
         return f"toolchain {tc.name} builds for {', '.join(tc.targets)} only"
     if tc.family not in tg.families:
         return f"target {tg.name} has no {tc.family} toolchain"
@@ -71,6 +75,22 @@ def unavailable_reason(cell: Cell) -> str | None:
         return f"{tc.family} {used[0]} on {tg.name}: {bad[used[0]]}"
     if impl.peer and tg.runner != "native":
         return f"peer library {impl.peer.display} is the build machine's; {tg.name} is emulated"
+    return None
+
+
+def _needs_image(cell: Cell, backend: str) -> str | None:
+    """Where a compiler version of toolchains/versions.yaml is found must be where the backend builds: the host
+    backend uses this machine's compilers for every target; the container backend builds the host target in the
+    x86_64 image."""
+    tc, tg = cell.toolchain, cell.target
+    if not tc.family_version:
+        return None
+    if backend == "host" and tg.image:
+        return (f"{tc.family} {tc.family_version} is found in the image of {tg.name} ({tg.image}), and the host "
+                "backend builds with this machine's compilers: use --backend mixed (or container)")
+    if backend == "container" and not tg.image and "x86_64" not in (tc.targets or ()):
+        return (f"{tc.family} {tc.family_version} is found on this machine, and the container backend builds "
+                f"target {tg.name} in the x86_64 image, which lacks it: use --backend mixed (or host)")
     return None
 
 
@@ -130,7 +150,8 @@ def expand(lab: Lab, m: MatrixFile, source: str = "matrix.yaml") -> list[Cell]:
 
     def add(impl: Impl, tc: str, tg: str) -> None:
         c = Cell(impl, lab.toolchain(tc), lab.target(tg), _key_sizes(impl, m.key_sizes), profile)
-        c = Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, None, unavailable_reason(c))
+        c = Cell(c.impl, c.toolchain, c.target, c.key_sizes, c.profile, None,
+                 unavailable_reason(c) or _needs_image(c, m.backend))
         cells[c.id] = c
 
     for cname in cipher_names:

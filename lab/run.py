@@ -37,6 +37,8 @@ from typing import Callable
 from . import __version__, icount, system
 from .backends import Backend
 from .build import Builder, BuildResult
+from .buildplan import compiler
+from .compilers import package_build
 from .config import Lab
 from .errors import Interrupted, RunError, UsageError
 from .kat import FAILED, Verdict, run_kat, vote
@@ -128,12 +130,17 @@ def make_backend(lab: Lab, name: str, *, engine: str = "auto", build_dir: Path, 
         from .backends.container import ContainerBackend
 
         return ContainerBackend(lab, engine=engine, build_dir=build_dir, progress=progress)
-    raise UsageError(f"unknown backend '{name}' (use host or container)")
+    if name == "mixed":
+        from .backends.mixed import MixedBackend
+
+        return MixedBackend(lab, engine=engine, build_dir=build_dir, progress=progress)
+    raise UsageError(f"unknown backend '{name}' (use host, container or mixed)")
 
 
 # ---------------------------------------------------------------------- plan
 def plan_run(lab: Lab, req: RunRequest):
-    m = narrowed(lab.matrix(req.matrix), ciphers=req.ciphers, toolchains=req.toolchains, targets=req.targets,
+    toolchains = lab.toolchains_matching(req.toolchains) if req.toolchains else None  # globs: 'clang-1*-O3'
+    m = narrowed(lab.matrix(req.matrix), ciphers=req.ciphers, toolchains=toolchains, targets=req.targets,
                  implementations=req.implementations, profile=req.profile, backend=req.backend)
     if m.profile not in lab.profiles:
         lab.profile(m.profile)  # raises with "did you mean"
@@ -463,7 +470,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             backend = _group_backend(lab, m, host, gbuild, req, say)
             builder = Builder(lab.root, gbuild, backend, jobs=jobs)
             machine = system.machine_id() if host is None else host
-            backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells_h}.items())],
+            backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells_h if not c.unavailable}
+                                                  .items())],
                             inputs=sorted({f for c in cells_h for f in c.impl.vector_files}))
             fp = fingerprint(cells_h, builder, backend)
             cpu = backend.pick_cpu(cells_h[0].sampling.cpu) if not backend.down else None
@@ -477,9 +485,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                     "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
                     "profile": cells_h[0].profile.model_dump(), "matrix": m.model_dump(),
                     "backend": backend.describe(),
-                    "toolchains": {t.name: {**t.facts(), "version": backend.compiler_version(t.cc, cells_h[0].target)}
-                                   for t in sorted({c.toolchain.name: c.toolchain for c in cells_h}.values(),
-                                                   key=lambda t: t.name)},
+                    "toolchains": {t.name: _toolchain_meta(t, targets, backend)
+                                   for t, targets in sorted(_toolchain_targets(cells_h), key=lambda x: x[0].name)},
                     "targets": {name: {**t.model_dump(), "emulated": t.emulated}
                                 for name, t in sorted({c.target.name: c.target for c in cells_h}.items())},
                     "cells_planned": [c.id for c in cells_h], "fingerprint": fp, "lab_version": __version__,
@@ -508,6 +515,27 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             g.backend.close()
     return RunOutcome([g.writer.dir for g in groups], sum(len(g.cells) for g in groups),
                       dict(sum((g.counts for g in groups), Counter())))
+
+
+def _toolchain_meta(t, targets: list, backend: Backend) -> dict:
+    """A toolchain's facts with its compiler's --version line and Debian package where its cells build: the
+    first of its cells' targets that has the compiler (none asked when every cell of it is unavailable)."""
+    for where in targets:
+        version = backend.compiler_version(t.cc, where)
+        if version:
+            return {**t.facts(), "version": version, "package": package_build(backend, compiler(t, where), where)}
+    return {**t.facts(), "version": "", "package": ""}
+
+
+def _toolchain_targets(cells: list[Cell]) -> list[tuple]:
+    """Each toolchain with the targets of its available cells ([] when every cell of it is unavailable: nothing
+    is asked of a compiler, or an image, that no cell uses)."""
+    out: dict[str, tuple] = {}
+    for c in cells:
+        tc, targets = out.setdefault(c.toolchain.name, (c.toolchain, []))
+        if not c.unavailable and c.target not in targets:
+            targets.append(c.target)
+    return list(out.values())
 
 
 def plan_hosts(lab: Lab, cells: list[Cell], hosts: list[str] | None, local: bool = True) -> list[Cell]:

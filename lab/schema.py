@@ -1,6 +1,7 @@
 """The schemas of every data file, strict (an unknown key is an error), and their JSON Schemas.
 
 * ``toolchains/<name>.yaml``              compiler profiles (may inherit from each other)
+* ``toolchains/versions.yaml``            compiler versions, each expanded into profiles (``gcc-14-O3``)
 * ``targets/<name>.yaml``                 where binaries run (host arch, cross + qemu, ...)
 * ``profiles/<name>.yaml``                how to measure (sampling, precision, budgets)
 * ``c_src/ciphers/<name>/cipher.yaml``    ciphers and their implementations
@@ -58,6 +59,61 @@ class ToolchainFile(Strict):
         None, description="NIST 1999 Appendix A tables built with the compiler this profile stands for (e.g. "
                           "[A.1-7] for Linux/GCC): the report compares like with like.")
     notes: list[str] = Field(default_factory=list, description="Adaptations and caveats, one per item.")
+
+
+# ------------------------------------------------------- compiler versions
+VERSION_RE = r"^[0-9]+(\.[0-9]+)*$"
+
+
+class CompilerVersion(Strict):
+    """One compiler version: a line of toolchains/versions.yaml."""
+
+    family: Family
+    version: str = Field(pattern=VERSION_RE, description="The version as Debian names the package, e.g. '14'.")
+    cc: str | None = Field(None, description="C compiler executable (default: <family>-<version>, e.g. gcc-14).")
+    package: str | None = Field(None, description="Debian package that installs it on the host (default: cc).")
+    found: list[str] = Field(
+        min_length=1, description="Targets whose build environment has it: 'host' (this machine; "
+                                  "`compilers.install` installs the package with apt-get) or a target with an "
+                                  "image that installs it (e.g. x86_64-trixie, built when a cell needs it).")
+    notes: list[str] = Field(default_factory=list, description="Caveats, one per item.")
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}-{self.version}"
+
+    @property
+    def executable(self) -> str:
+        return self.cc or self.name
+
+
+class VersionsFile(Strict):
+    """Compiler versions as data: toolchains/versions.yaml.  Every version x variant is a toolchain profile
+    named <family>-<version>-<variant> (gcc-14-O3) that inherits the variant's profile for its family and
+    replaces the compiler, the package and the targets."""
+
+    variants: dict[str, dict[Family, str]] = Field(
+        min_length=1, description="Variant name -> {family: the profile whose flags a version's profile "
+                                  "inherits}, e.g. {O3: {gcc: gcc-O3, clang: clang-O3}}.")
+    versions: list[CompilerVersion] = Field(min_length=1)
+
+    @field_validator("variants")
+    @classmethod
+    def _variant_names(cls, v: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for k in v:
+            if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.+]*$", k):
+                raise ValueError(f"variant name '{k}' must be letters, digits, '_', '.', '+' (it ends a profile name)")
+        return v
+
+    @field_validator("versions")
+    @classmethod
+    def _unique(cls, v: list[CompilerVersion]) -> list[CompilerVersion]:
+        seen = set()
+        for cv in v:
+            if cv.name in seen:
+                raise ValueError(f"{cv.name} is listed twice")
+            seen.add(cv.name)
+        return v
 
 
 # ------------------------------------------------------------------- targets
@@ -272,7 +328,8 @@ class MatrixFile(Strict):
     implementations: Literal["default", "all", "ours", "peers"] | list[str] = Field(
         "default", description="'default', 'ours' (all of ours), 'peers' (our defaults and every peer), 'all', "
                                "or a list of cipher/implementation names.")
-    toolchains: list[str] = Field(min_length=1)
+    toolchains: list[str] = Field(min_length=1, description="Toolchain profile names or globs (fnmatch, e.g. "
+                                                        "'clang-1*-O3'); each glob must match a profile.")
     targets: list[str] = Field(["host"], min_length=1)
     container_targets: list[str] | None = Field(
         None, description="Targets used instead of 'targets' when the backend is container and none are named."
@@ -281,7 +338,9 @@ class MatrixFile(Strict):
         "all", description="Key sizes to time; each cipher uses those it supports (its own if none)."
     )
     profile: str = "quick"
-    backend: Literal["host", "container"] = "host"
+    backend: Literal["host", "container", "mixed"] = Field(
+        "host", description="host: everything on this machine; container: every target in its image; mixed: the "
+                            "host target on this machine, every other target in its image.")
     engine: Literal["auto", "docker", "podman"] = Field(
         "auto", description="Container engine for backend=container (auto: docker, else podman; env CIPHERLAB_ENGINE overrides)."
     )
@@ -297,7 +356,8 @@ def validate(model: type[BaseModel], data: Any, path: Path) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
+        errs = e.errors()  # a misspelt key first: it explains the "missing" one it usually causes
+        err = next((x for x in errs if x["type"] == "extra_forbidden"), errs[0])
         key = ".".join(str(p) for p in err["loc"]) or None
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(model, err["loc"][:-1])
@@ -334,6 +394,7 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
 SCHEMAS: dict[str, type[BaseModel]] = {
     "matrix": MatrixFile,
     "toolchain": ToolchainFile,
+    "versions": VersionsFile,
     "target": Target,
     "profile": Profile,
     "cipher": CipherFile,

@@ -5,6 +5,7 @@
     invoke compare RUN_A [RUN_B] [--by toolchain]
     invoke verify CIPHER VECTORS [--impl all] [--target sparc64]
     invoke images.build | images.host-plugin
+    invoke compilers.install gcc-11,clang-16 [--dry-run]     (versions from toolchains/versions.yaml)
     invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation
     invoke flags.search --space flags/gcc-six.yaml --ciphers serpent,mars
     invoke test | schema | list | catalogue | checksums | validate
@@ -14,7 +15,8 @@ No work happens at import: the lab's data files are read when a task runs.
 
 from invoke import Collection
 
-from . import bench, flags, images, matrix, report
+from . import bench, compilers, flags, images, matrix, report
 from .test import test
 
-ns = Collection(matrix.collection, images.collection, bench.collection, flags.collection, test, *report.tasks)
+ns = Collection(matrix.collection, images.collection, compilers.collection, bench.collection, flags.collection, test,
+                *report.tasks)

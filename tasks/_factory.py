@@ -13,6 +13,8 @@ def make_task(cmd: Command, name: str):
     params = [inspect.Parameter("c", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     for o in cmd.options:
         default = {"flag": False, "switch": o.default, "int": 0, "float": 0.0, "optstr": False}.get(o.kind, "")
+        if o.positional and o.nargs != "?":
+            default = None  # invoke fills only positionals whose value is still None (an optional one stays "")
         params.append(inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
 
     def body(c, **raw):
@@ -23,7 +25,7 @@ def make_task(cmd: Command, name: str):
     body.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     body.__name__ = name.replace("-", "_")
     body.__doc__ = cmd.help[0].upper() + cmd.help[1:] + "."
-    return task(body, name=name, positional=[o.name for o in cmd.options if o.positional],
+    return task(body, name=name, positional=[o.name for o in cmd.options if o.positional and o.nargs != "?"],
                 optional=[o.name for o in cmd.options if o.kind == "optstr"],
                 help={o.name: o.help for o in cmd.options})
 

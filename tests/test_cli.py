@@ -104,8 +104,9 @@ def test_run_without_a_red_cell_exits_0_and_quiet_prints_only_the_result(tmp_pat
 def test_list_names_every_data_file_and_every_implementation(tmp_path):
     r = lab("list", env={"CIPHERLAB_HOSTS_DIR": str(tmp_path / "none")})
     assert r.returncode == 0, r.stderr
-    got = dict(line.split(": ", 1) for line in r.stdout.splitlines())
-    assert list(got) == ["ciphers", "peer implementations", "toolchains", "targets", "profiles", "hosts"]
+    got = dict(line.split(": ", 1) for line in r.stdout.splitlines() if not line.startswith("  "))
+    assert list(got) == ["ciphers", "peer implementations", "toolchains", "targets", "profiles", "hosts",
+                         "compiler versions"]
     ours = {name: [i for i, d in y["implementations"].items()] for name, y in cipher_files().items()}
     listed = dict(re.findall(r"(\w+)\[([^\]]*)\]", got["ciphers"]))
     assert set(listed) == set(ours)
@@ -113,8 +114,12 @@ def test_list_names_every_data_file_and_every_implementation(tmp_path):
         assert listed[name].split(",") == impls, name
     peers = sorted(f"{c}/{i}" for y in peer_files() for c, impls in y["implementations"].items() for i in impls)
     assert sorted(got["peer implementations"].split(", ")) == peers
-    for key, folder in (("toolchains", "toolchains"), ("targets", "targets"), ("profiles", "profiles")):
+    for key, folder in (("targets", "targets"), ("profiles", "profiles")):
         assert got[key].split(", ") == stems(folder), key
+    # every profile file, and one profile per compiler version x variant of toolchains/versions.yaml
+    versions = yaml.safe_load((ROOT / "toolchains" / "versions.yaml").read_text())
+    made = [f"{v['family']}-{v['version']}-{variant}" for v in versions["versions"] for variant in versions["variants"]]
+    assert got["toolchains"].split(", ") == sorted([s for s in stems("toolchains") if s != "versions"] + made)
     assert got["hosts"] == "(none: add hosts/<name>.yaml)"
 
     hosts = tmp_path / "hosts"
@@ -130,7 +135,11 @@ def test_validate_counts_every_data_file(tmp_path):
     n = {k: len(stems(k)) for k in ("toolchains", "targets", "profiles")}
     n["ciphers"] = len(cipher_files())
     n["peer libraries"] = len(peer_files())
-    assert r.stdout == (f"{sum(n.values())} data files valid: {n['toolchains']} toolchains, {n['targets']} targets, "
+    versions = yaml.safe_load((ROOT / "toolchains" / "versions.yaml").read_text())
+    nv = len(versions["versions"])
+    profiles = n["toolchains"] - 1 + nv * len(versions["variants"])
+    assert r.stdout == (f"{sum(n.values())} data files valid: {n['toolchains']} toolchains ({profiles} profiles, "
+                        f"{nv} compiler versions), {n['targets']} targets, "
                         f"{n['profiles']} profiles, {n['ciphers']} ciphers, {n['peer libraries']} peer libraries, "
                         "0 hosts\n")
 

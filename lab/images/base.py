@@ -1,7 +1,9 @@
-"""The base image ``debian:bookworm``: pulled when a registry answers, else bootstrapped with mmdebstrap."""
+"""The base images ``debian:<suite>`` (bookworm for most targets, trixie for Debian 13's compilers): pulled when
+a registry answers, else bootstrapped with mmdebstrap from the host's Debian mirrors."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -12,12 +14,32 @@ from .engine import Engine, EngineError, _build_dir
 BASE_IMAGE = "debian:bookworm"
 
 
-def debian_sources(suite: str = "bookworm", paths: list[Path] | None = None) -> str:
+def host_suite(os_release: Path = Path("/etc/os-release")) -> str:
+    """The Debian suite (code name) of this machine, e.g. bookworm ('' when unknown)."""
+    try:
+        m = re.search(r"^VERSION_CODENAME=\"?([a-z]+)", os_release.read_text(), re.M)
+    except OSError:
+        return ""
+    return m.group(1) if m else ""
+
+
+def debian_sources(suite: str = "bookworm", paths: list[Path] | None = None, host: str | None = None) -> str:
     """The host's apt entries for Debian ``suite`` (and its -updates/-security), in deb822 form.
 
     Entries of other suites and other vendors (e.g. a cloud SDK's repository)
-    are left out; one-line ``deb`` entries are converted.
+    are left out; one-line ``deb`` entries are converted.  A suite the host has
+    no entries for (trixie on a bookworm host) gets the host's own suite's
+    entries with the suite renamed: the same mirrors serve every release.
     """
+    text = _debian_sources(suite, paths)
+    host = host_suite() if host is None else host
+    if not text and host and host != suite:
+        text = re.sub(rf"(?m)^(Suites:.*)$", lambda m: re.sub(rf"\b{host}\b", suite, m.group(1)),
+                      _debian_sources(host, paths))
+    return text
+
+
+def _debian_sources(suite: str, paths: list[Path] | None) -> str:
     if paths is None:
         paths = sorted(Path("/etc/apt/sources.list.d").glob("*.sources")) + \
             sorted(Path("/etc/apt/sources.list.d").glob("*.list")) + [Path("/etc/apt/sources.list")]
@@ -63,35 +85,42 @@ def debian_sources(suite: str = "bookworm", paths: list[Path] | None = None) -> 
     return "\n".join(stanzas)
 
 
-def ensure_base_image(engine: Engine, lab, progress: Callable[[str], None] = print) -> str:
-    """Makes sure ``debian:bookworm`` exists (pull, else bootstrap + import); returns its id."""
-    if not engine.image_exists(BASE_IMAGE):
-        progress(f"images: {BASE_IMAGE} is missing; trying to pull it")
+def base_images(dockerfile: Path) -> list[str]:
+    """The ``debian:<suite>`` images a Dockerfile starts from (its FROM lines, in order, each once)."""
+    found = re.findall(r"(?im)^FROM\s+(debian:[a-z]+)\b", dockerfile.read_text())
+    return list(dict.fromkeys(found)) or [BASE_IMAGE]
+
+
+def ensure_base_image(engine: Engine, lab, progress: Callable[[str], None] = print, image: str = BASE_IMAGE) -> str:
+    """Makes sure ``image`` (``debian:<suite>``) exists (pull, else bootstrap + import); returns its id."""
+    suite = image.split(":", 1)[1]
+    if not engine.image_exists(image):
+        progress(f"images: {image} is missing; trying to pull it")
         try:
-            pulled = engine.run("pull", BASE_IMAGE, timeout=300).returncode == 0
+            pulled = engine.run("pull", image, timeout=300).returncode == 0
         except subprocess.TimeoutExpired:
             pulled = False
         if not pulled:
-            out = _build_dir(lab) / "images" / "debian-bookworm-minbase.tar"
+            out = _build_dir(lab) / "images" / f"debian-{suite}-minbase.tar"
             if not out.exists():
                 sources = out.with_suffix(".sources")
                 out.parent.mkdir(parents=True, exist_ok=True)
-                text = debian_sources("bookworm")
+                text = debian_sources(suite)
                 if not text:
-                    raise EngineError("no Debian bookworm entry in the host's apt sources to bootstrap from")
+                    raise EngineError(f"no Debian {suite} entry in the host's apt sources to bootstrap from")
                 sources.write_text(text)
-                progress(f"images: no registry; bootstrapping {BASE_IMAGE} with mmdebstrap (a few minutes)")
+                progress(f"images: no registry; bootstrapping {image} with mmdebstrap (a few minutes)")
                 t0 = time.monotonic()
                 tmp = out.with_name(out.stem + "-partial.tar")
-                p = subprocess.run([str(lab.root / "dockerfiles" / "bootstrap-base.sh"), str(tmp), str(sources),
-                                    "bookworm"], capture_output=True, text=True)
+                p = subprocess.run(["nice", str(lab.root / "dockerfiles" / "bootstrap-base.sh"), str(tmp),
+                                    str(sources), suite], capture_output=True, text=True)
                 if p.returncode != 0:
-                    raise EngineError(f"bootstrap of {BASE_IMAGE} failed: {p.stderr.strip()[-800:]}")
+                    raise EngineError(f"bootstrap of {image} failed: {p.stderr.strip()[-800:]}")
                 tmp.rename(out)
-                progress(f"images: bootstrapped {BASE_IMAGE} in {time.monotonic() - t0:.0f} s")
+                progress(f"images: bootstrapped {image} in {time.monotonic() - t0:.0f} s")
             engine.run("import", "--change", 'CMD ["bash"]', "--change",
-                       "LABEL org.cipherlab.bootstrap=mmdebstrap-minbase", str(out), BASE_IMAGE,
+                       "LABEL org.cipherlab.bootstrap=mmdebstrap-minbase", str(out), image,
                        timeout=600, check=True)
-    return engine.image_id(BASE_IMAGE) or ""
+    return engine.image_id(image) or ""
 
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 from ..config import Lab, Target
 from ..system import git_revision
-from .base import ensure_base_image
+from .base import base_images, ensure_base_image
 from .engine import Engine, EngineError, _build_dir, detect_engine
 
 LABEL_REVISION = "org.opencontainers.image.revision"
@@ -134,5 +134,13 @@ def build_images(lab: Lab, target_names: list[str], engine: Engine | str | None 
     targets = [t for t in targets if t.image]
     if not targets:
         return {}
-    base_id = ensure_base_image(engine, lab, progress)
-    return {t.name: build_image(lab, t, engine, base_id, progress) for t in targets}
+    base_ids: dict[str, str] = {}
+    out = {}
+    for t in targets:
+        bases = base_images(dockerfile(lab, t)) if dockerfile(lab, t).exists() else []
+        for b in bases:
+            if b not in base_ids:
+                base_ids[b] = ensure_base_image(engine, lab, progress, b)
+        # the hash of a bookworm-only Dockerfile's image is what it always was (one base id)
+        out[t.name] = build_image(lab, t, engine, "+".join(base_ids[b] for b in bases), progress)
+    return out
