@@ -91,3 +91,16 @@ def test_compare_by_compiler_prints_the_steps(df):
                        cwd=Lab().root)
     assert r.returncode == 0, r.stderr
     assert "gcc 12 → 13: SERPENT encrypt -9 %" in r.stdout and "4 significant steps" in r.stdout
+
+
+def test_the_report_draws_the_trends_and_lists_the_steps(df):
+    from lab.config import Lab
+    from lab.report import build_report, errors_in
+
+    html = build_report(Lab(), [df["run"]], results_dir=df["tmp"] / "results",
+                        reports_dir=df["tmp"] / "reports").read_text()
+    assert not errors_in(html)
+    sec = html[html.index('<section id="versions">'):]
+    sec = sec[:sec.index("</section>")]
+    assert sec.count("<li>") == 4 and "gcc 12 → 13: SERPENT encrypt -9 %" in sec
+    assert sec.count("<svg") == 3  # serpent on host and on sparc64, rc6 on host (flat, but a series)

@@ -142,6 +142,31 @@ def _section_compare(compare_with, df: pd.DataFrame, results_dir: Path) -> dict:
             "geomean": t.geomean, "threshold": t.threshold}
 
 
+def _section_versions(df: pd.DataFrame) -> dict:
+    """Compiler versions (lab/trends.py): per implementation and target, encryption speed against compiler version
+    for each family (hardware; emulated targets by guest instructions), and the significant steps between
+    neighbouring versions, each with the instruction counts' change where they were counted."""
+    from .. import trends
+
+    pts = trends.points(df, ("encrypt_speed",))
+    charts_out = []
+    for (cipher, impl, target), g in pts.groupby(["cipher", "implementation", "target"]) if not pts.empty else []:
+        emulated = bool(g.emulated.astype(bool).any())
+        metric = "insn_encrypt_per_block" if emulated else "encrypt_speed"
+        g = g[g.metric == metric]
+        series = {}
+        for fam, f in g.groupby("family"):
+            f = f.sort_values("version", key=lambda s: s.map(tuple)).drop_duplicates("version")
+            series[fam] = [(trends.version_label(fam, v), e, lo, hi)
+                           for v, e, lo, hi in zip(f.version, f.estimate, f.ci_low, f.ci_high)]
+        if series:
+            charts_out.append({"cipher": cipher, "implementation": impl, "target": target, "emulated": emulated,
+                               "svg": charts.version_trend(
+                                   series, title=f"{g.display.iloc[0]} ({impl}) on {target}",
+                                   ylabel="guest instructions per block" if emulated else "Kbit/s, 128-bit key")})
+    return {"charts": charts_out, "steps": [s.line() for s in trends.steps(df)]}
+
+
 def _section_flags(run_paths: list[Path]) -> dict:
     """The flag searches among the runs (flagsearch.json beside cells.jsonl, lab/flags.py): per cell the winner,
     the candidates tied with it, the spread, what the race spent, and a chart of the candidates' intervals."""
@@ -201,6 +226,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "precision": _guard("precision", _section_precision, df),
         "comparison": _guard("comparison", _section_compare, compare_with, df, results_dir),
         "flags": _guard("flag search", _section_flags, list(run_paths)),
+        "versions": _guard("compiler versions", _section_versions, df),
         "levels": _levels(df) if not df.empty else tables.level(0.95),
         "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(["min", "median"])].estimator.unique()),
                                                  "min") if not df.empty else "min"),

@@ -118,3 +118,27 @@ def scatter_memory(mem: pd.DataFrame, *, title: str) -> str:
     ax.set_title(title, loc="left", fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
+
+
+def version_trend(series: dict[str, list[tuple[str, float, float, float]]], *, title: str, ylabel: str) -> str:
+    """Speed against compiler version, one line of dots with error bars per family: {family: [(version label,
+    estimate, ci_low, ci_high), ...]} in version order; the x axis lists every version label in that order."""
+    if not series:
+        return ""
+    labels = [v for pts in series.values() for v, *_ in pts]
+    xs = {v: i for i, v in enumerate(dict.fromkeys(labels))}
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.7 * len(xs) + 2.0), 2.6))
+    for family, pts in series.items():
+        x = [xs[v] for v, *_ in pts]
+        y = np.asarray([p[1] for p in pts], dtype=float)
+        lo, hi = np.asarray([p[2] for p in pts], dtype=float), np.asarray([p[3] for p in pts], dtype=float)
+        err = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
+        ax.errorbar(x, y, yerr=np.where(np.isfinite(err), err, 0.0), marker="o", ms=4, capsize=2, lw=1,
+                    label=family)
+    ax.set_xticks(list(xs.values()), list(xs), rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, loc="left", fontsize=10)
+    ax.legend(fontsize=7, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    return _svg(fig)
