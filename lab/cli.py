@@ -145,6 +145,13 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("profile", "measurement profile (default: the matrix's)"),
                 Opt("out", "JSON file to write (default bench/results/peers-DATE.json)"),
                 DEBUG), invoke="bench.peers"),
+    Command("bench-compilers", "the compiler axis: a six-flag search for five ciphers twice (time, processes, "
+            "repeatability), and with --preset the compilers preset cold and warm", "bench_compilers", (
+                Opt("space", "flag space (default flags/gcc-six.yaml)"),
+                Opt("ciphers", "comma list (default serpent,mars,rc6,rijndael,twofish)", "csv"),
+                Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
+                Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
+            invoke="bench.compilers"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
             "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
             invoke="bench.faults"),

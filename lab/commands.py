@@ -305,3 +305,10 @@ def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size
                          _dir(lab, results_dir, "results"), _dir(lab, build_dir, "build"),
                          min_rounds or 5, max_rounds or 30, precision or 0.01)
     return 0 if all(any(e.status == "winner" for e in c.entries) for c in found) else EXIT_FAILED
+
+
+def bench_compilers(space=None, ciphers=None, preset=False, out=None) -> int:
+    from .bench import compilers
+
+    compilers.bench(_lab(), space, ciphers, bool(preset), Path(out) if out else None)
+    return 0

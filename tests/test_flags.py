@@ -122,3 +122,13 @@ def test_the_report_has_a_flag_search_section(found, lab):
     assert "16 (winner 1, tied 1, slower 2, identical 4, unavailable 8); 4 distinct binaries" in sec
     assert f"{d['processes']} measuring processes in {d['rounds']} rounds" in sec
     assert sec.count("<svg") == 1 and "-O0 -fno-asynchronous-unwind-tables [slower]" in sec
+
+
+def test_bench_compilers_agreement_counts_a_tied_winner_as_the_same_answer():
+    from lab.bench.compilers import _agree
+
+    a = {"winner": ["-O3"], "tied": [["-O2"]]}
+    assert _agree(a, {"winner": ["-O3"], "tied": []})
+    assert _agree(a, {"winner": ["-O2"], "tied": []})  # a tie of the first's winner
+    assert _agree(a, {"winner": ["-Os"], "tied": [["-O3"]]})  # the first's winner tied with the second's
+    assert not _agree(a, {"winner": ["-Os"], "tied": [["-O2"]]})

@@ -1,0 +1,85 @@
+"""invoke bench.compilers: what the compiler axis costs and how far its answers repeat.
+
+* The flag search (lab/flags.py) over a space (default flags/gcc-six.yaml: six binary choices, 64 combinations)
+  for five ciphers on the host, twice: wall time of each search, builds, distinct binaries, measuring processes
+  per cell against what the full factorial would spend at the nist profile (every distinct binary to its
+  max_processes), the winners' interval half-widths, and whether the second search's winner is the first's or
+  one tied with it (and the other way round).
+* With ``--preset``: the ``compilers`` matrix preset (matrix-compilers.yaml) cold (an empty build folder) and warm.
+
+Goals (issue 22): the six-flag search for five ciphers in <= 10 min on two cores with the winners' intervals
+within +-1 %; the same winner or a tied one in >= 95 % of cells.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from ..config import Lab
+from . import header, store
+
+CIPHERS = ["serpent", "mars", "rc6", "rijndael", "twofish"]
+
+
+def _agree(a: dict, b: dict) -> bool:
+    """b's winner is a's winner or tied with it, or a's winner is tied with b's."""
+    return b["winner"] == a["winner"] or b["winner"] in a["tied"] or a["winner"] in b["tied"]
+
+
+def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, preset: bool = False,
+          out: Path | None = None, say=print) -> dict:
+    from .. import flags
+
+    space = space or str(lab.root / "flags" / "gcc-six.yaml")
+    ciphers = ciphers or CIPHERS
+    nist_max = lab.profile("nist").sampling.max_processes
+    searches = []
+    for attempt in (1, 2):
+        t0 = time.monotonic()
+        found = flags.search(lab, space, ciphers, say=lambda s: None)
+        seconds = time.monotonic() - t0
+        cells = [c.json() for c in found]
+        for c, f in zip(cells, found):
+            w = next((e for e in f.entries if e.status == "winner"), None)
+            c["winner_precision"] = w.estimate.precision if w and w.estimate else None
+        searches.append({"seconds": round(seconds, 1), "cells": cells})
+        say(f"search {attempt}: {seconds / 60:.1f} min")
+        for c in cells:
+            say(f"  {c['cipher']:<10} winner {' '.join(c['winner'] or ['-'])!s:<50} tied {len(c['tied'])}, "
+                f"{c['distinct_binaries']} binaries, {c['processes']} processes, ±"
+                f"{100 * (c['winner_precision'] or float('nan')):.2f} %")
+    first, second = searches
+    agree = [_agree(a, b) for a, b in zip(first["cells"], second["cells"])]
+    spent = [c["processes"] for s in searches for c in s["cells"]]
+    factorial = [c["distinct_binaries"] * nist_max for s in searches for c in s["cells"]]
+    precisions = [c["winner_precision"] for s in searches for c in s["cells"] if c["winner_precision"] is not None]
+    doc = {**header("compilers"), "space": space, "ciphers": ciphers, "searches": searches,
+           "candidates_per_cell": first["cells"][0]["candidates_total"] if first["cells"] else 0,
+           "agreement": sum(agree) / len(agree) if agree else None,
+           "processes_spent": sum(spent), "processes_full_factorial_nist": sum(factorial),
+           "processes_per_cell_mean": sum(spent) / len(spent) if spent else None,
+           "winner_precision_max": max(precisions) if precisions else None,
+           "goals": {"search_minutes": 10, "winner_precision": 0.01, "agreement": 0.95}}
+    say(f"flag search: {doc['candidates_per_cell']} candidates x {len(ciphers)} ciphers in "
+        f"{first['seconds'] / 60:.1f} and {second['seconds'] / 60:.1f} min (goal <= 10); winners within "
+        f"±{100 * (doc['winner_precision_max'] or 0):.2f} % (goal 1 %); same or tied winner in "
+        f"{100 * (doc['agreement'] or 0):.0f} % of cells (goal 95 %); {doc['processes_spent']} measuring "
+        f"processes where the full factorial at the nist profile would take up to "
+        f"{doc['processes_full_factorial_nist']}")
+    if preset:
+        from ..run import RunRequest, run
+
+        times = {}
+        build = lab.root / "build" / "bench-compilers"
+        shutil.rmtree(build, ignore_errors=True)
+        for kind in ("cold", "warm"):
+            t0 = time.monotonic()
+            o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers",
+                                    results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
+            times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": o.counts}
+            say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {o.counts}")
+        doc["preset"] = times
+    store(lab.root, doc, "compilers", out, say)
+    return doc
