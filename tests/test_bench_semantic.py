@@ -48,15 +48,21 @@ def test_a_stale_or_bad_entry_is_named(tmp_path, entry, words):
 
 
 def test_a_plausible_bug_is_caught_and_a_harmless_change_is_not(tmp_path):
-    tree = semantic._tree(ROOT, tmp_path / "tree")
+    from lab.config import Lab
+
+    tree = semantic._tree(ROOT, tmp_path / "tree", Lab().shared)
     muts = semantic.catalogue(ROOT)
     bug = next(m for m in muts.values() if m.replace == "    point = float(np.mean(a))\n    if a[0] == a[-1]:")
     quick = ["tests/test_stats.py::test_median_estimate_uses_the_order_statistic_interval"]
-    r = semantic._run_one(ROOT, tree, bug, quick, timeout=600)
+    semantic.baseline(tree, quick, timeout=600)  # unmutated, the test passes
+    r = semantic._run_one(tree, bug, quick, timeout=600)
     assert r["caught"] and r["by"].startswith("tests/test_stats.py::")
     harmless = semantic.Mutation(models="a comment reworded", file="lab/stats.py",
                                  find="# ----------------------------------------------------------------- NIST 1999",
                                  replace="# NIST 1999")
-    assert not semantic._run_one(ROOT, tree, harmless, quick, timeout=600)["caught"]
+    assert not semantic._run_one(tree, harmless, quick, timeout=600)["caught"]
     assert (tree / "lab" / "stats.py").read_text() == (ROOT / "lab" / "stats.py").read_text()  # restored
+    (tree / "lab" / "stats.py").write_text("raise ImportError('broken')\n")  # a tree whose tests fail unmutated
+    with pytest.raises(UserError, match="the number tests fail without any mutation"):
+        semantic.baseline(tree, quick, timeout=600)
     shutil.rmtree(tree)

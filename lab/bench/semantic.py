@@ -3,9 +3,9 @@
 mutmut flips tokens; people make other mistakes: a 90 % interval where 95 % was asked for, a mean over
 toolchains where the median was meant, the slowest of two implementations picked, a ranking by the wrong
 column.  Each entry of ``tests/mutations/*.yaml`` is one such bug as a small patch (``file``, the exact text to
-``find`` once, its ``replace``ment) with one line saying what mistake it ``models``.  For each, a copy of
-``lab/`` and ``tests/`` is patched and the number tests (the same selection as mutmut's, pyproject.toml) run
-against it; a test must fail.  Prints ``semantic mutants: K/N caught`` and stores every outcome as JSON.
+``find`` once, its ``replace``ment) with one line saying what mistake it ``models``.  A private copy of the
+checkout is made (code and data), the number tests (the same selection as mutmut's, pyproject.toml) must pass on
+it unmutated, then each mutant is patched in and the tests run again; a test must fail.  Prints ``semantic mutants: K/N caught`` and stores every outcome as JSON.
 
 Whoever adds a module that computes or judges numbers adds its plausible bugs to the catalogue
 (docs/testing.md).
@@ -31,7 +31,7 @@ from ..errors import UserError
 from . import header, store
 
 CATALOGUE = Path("tests") / "mutations"
-COPIED = ("lab", "tests")  # patched in a private copy; every other top-level entry is linked
+SKIPPED = (".git", ".venv", "build", "results", "reports", "mutants")  # not copied into a private tree
 
 
 class Mutation(BaseModel):
@@ -74,23 +74,40 @@ def number_tests(root: Path) -> list[str]:
     return list(conf["pytest_add_cli_args_test_selection"])
 
 
-def _tree(root: Path, where: Path) -> Path:
-    """A copy of lab/ and tests/ with links to everything else the tests read."""
+def _tree(root: Path, where: Path, shared: Path) -> Path:
+    """A private copy of the checkout (code and data: a change to the checkout during a long run must not leak
+    into it) with the shared folder beside it, as in a clone."""
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     for entry in root.iterdir():
-        if entry.name in COPIED:
-            shutil.copytree(entry, where / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
-        elif entry.name not in (".git", ".venv", "build", "results", "reports", "mutants"):
-            (where / entry.name).symlink_to(entry)
+        if entry.name in SKIPPED:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, where / entry.name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(entry, where / entry.name)
+    link = where.parent / "shared"
+    if not link.exists():
+        link.symlink_to(shared)
     return where
 
 
-def _run_one(root: Path, tree: Path, m: Mutation, tests: list[str], timeout: float) -> dict:
+def baseline(tree: Path, tests: list[str], timeout: float) -> None:
+    """The number tests must pass on the unmutated copy, or no mutant's failure would mean anything."""
+    env = {**os.environ, "CIPHERLAB_ROOT": str(tree), "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests], cwd=tree,
+                       env=env, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise UserError(f"the number tests fail without any mutation ({_first_failure(p.stdout) or p.stdout[-300:]}):"
+                        " fix them first")
+
+
+def _run_one(tree: Path, m: Mutation, tests: list[str], timeout: float) -> dict:
     target = tree / m.file
     original = target.read_text()
     target.write_text(original.replace(m.find, m.replace, 1))
-    env = {**os.environ, "CIPHERLAB_ROOT": str(root), "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "CIPHERLAB_ROOT": str(tree), "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     t0 = time.monotonic()
     try:
         p = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
@@ -123,8 +140,9 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, only: list
         muts = {k: v for k, v in muts.items() if k in only}
     tests = number_tests(root)
     jobs = max(1, min(jobs or 2, len(muts)))
-    trees = [_tree(root, root / "build" / "semantic" / f"tree{i}") for i in range(jobs)]
+    trees = [_tree(root, root / "build" / "semantic" / f"tree{i}", lab.shared) for i in range(jobs)]
     say(f"bench.mutation --semantic: {len(muts)} mutants, tests: {' '.join(tests)}")
+    baseline(trees[0], tests, timeout)
     t0 = time.monotonic()
     names = list(muts)
 
@@ -135,7 +153,7 @@ def bench(lab: Lab, out: Path | None = None, jobs: int | None = None, only: list
     def one(n: str) -> tuple[str, dict]:
         tree = free.get()
         try:
-            return n, _run_one(root, tree, muts[n], tests, timeout)
+            return n, _run_one(tree, muts[n], tests, timeout)
         finally:
             free.put(tree)
 
