@@ -152,6 +152,12 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
                 Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
             invoke="bench.compilers"),
+    Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it",
+            "bench_history", (
+                Opt("run", "the run to copy (default: the latest in results/)"),
+                Opt("copies", "how many copies to load (default 1000)", "int"),
+                Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
+            invoke="bench.history"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
             "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
             invoke="bench.faults"),

@@ -312,3 +312,10 @@ def bench_compilers(space=None, ciphers=None, preset=False, out=None) -> int:
 
     compilers.bench(_lab(), space, ciphers, bool(preset), Path(out) if out else None)
     return 0
+
+
+def bench_history(run=None, copies=None, out=None) -> int:
+    from .bench import history
+
+    history.bench(_lab(), run, copies or 1000, Path(out) if out else None)
+    return 0

@@ -348,6 +348,10 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
         if status == "finished":
             self.meta.finished = now_iso()
         self.write_meta()
+        try:  # the run's tidy table, so that loading it recomputes nothing (derived data: best effort)
+            _index_run(self.dir)
+        except (RunError, UserError, OSError, ValueError):
+            pass
 
 
 # ------------------------------------------------------------------ reading
@@ -607,16 +611,40 @@ def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
 
 
 def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Path | str = "results") -> pd.DataFrame:
-    """Long-format DataFrame of the given runs (default: the latest), one row per measured quantity."""
-    frames = []
+    """Long-format DataFrame of the given runs (default: the latest), one row per measured quantity.
+
+    Each run's rows come from its index (lab/index.py, quantities.parquet) when that is current; otherwise they
+    are computed from the raw samples and the index is written for next time."""
+    from . import index
+
+    tables = []
     for d in resolve_runs(Path(results_dir), runs):
-        meta, cells = read_run(d)
-        rows = [r for c in cells for r in cell_rows(meta, c)]
-        frames.append(pd.DataFrame(rows, columns=list(COLUMNS)))
-    frames = [f for f in frames if not f.empty]
-    if not frames:
-        return pd.DataFrame(columns=list(COLUMNS))
-    return with_rows(pd.concat(frames, ignore_index=True))
+        t = index.read(d, VERSION)
+        if t is None:
+            t = _index_run(d)
+        tables.append(t)
+    df = index.to_frame(tables, list(COLUMNS))
+    return with_rows(df) if not df.empty else pd.DataFrame(columns=list(COLUMNS))
+
+
+def computed_rows(run_dir: Path) -> pd.DataFrame:
+    """A run's tidy table computed from its raw samples (what the index stores)."""
+    meta, cells = read_run(run_dir)
+    rows = [r for c in cells for r in cell_rows(meta, c)]
+    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    for col in ("n_blocks", "key_size", "bound", "precision_target", "confidence", "processes"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    return df
+
+
+def _index_run(run_dir: Path):
+    import pyarrow as pa
+
+    from . import index
+
+    df = computed_rows(run_dir)
+    index.write(run_dir, df, VERSION)
+    return pa.Table.from_pandas(df, preserve_index=False)
 
 
 def with_rows(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,67 @@
+"""The results index (lab/index.py): a run's tidy table stored beside cells.jsonl equals a fresh recomputation
+from the raw samples, loading uses it, and anything that changes the raw data or the code makes it stale."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+from lab import index, results
+
+from . import synth
+from .test_values_separating import _cell
+
+
+@pytest.fixture
+def run(tmp_path):
+    cells = [_cell("serpent", "ref", tc, 150.0, 800.0) for tc in ("gcc-O3", "clang-O3")] + \
+        [_cell("rc6", "ref", "gcc-O3", 200.0, 100.0, hit=5.0)]
+    return synth.write_run(tmp_path / "results", cells), tmp_path / "results"
+
+
+def test_a_finished_run_has_its_index_and_it_equals_a_fresh_recomputation(run):
+    d, rd = run
+    assert (d / index.FILE).is_file()  # written when the run closed
+    stored = results.load(d, rd)
+    fresh = results.with_rows(results.computed_rows(d))
+    pd.testing.assert_frame_equal(stored.reset_index(drop=True), fresh.reset_index(drop=True), check_dtype=False)
+    assert len(stored) > 50 and stored.per_process.map(lambda v: v is None or isinstance(v, list)).all()
+
+
+def test_loading_uses_the_index_and_recomputes_nothing(run, monkeypatch):
+    d, rd = run
+    before = results.load(d, rd)
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(results, "cell_rows", boom)
+    monkeypatch.setattr(results, "read_run", boom)
+    pd.testing.assert_frame_equal(results.load(d, rd), before)  # neither the records nor the samples were read
+
+
+def test_a_changed_run_or_code_makes_the_index_stale(run, monkeypatch):
+    d, rd = run
+    assert index.read(d, results.VERSION) is not None
+    assert index.read(d, results.VERSION + 1) is None  # another results format
+    st = (d / "cells.jsonl").stat()
+    os.utime(d / "cells.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # the raw data changed
+    assert index.read(d, results.VERSION) is None
+    results.load(d, rd)  # recomputed, and the index written anew
+    assert index.read(d, results.VERSION) is not None
+    monkeypatch.setattr(index, "code_hash", lambda: "another")  # the code that computes the rows changed
+    assert index.read(d, results.VERSION) is None
+
+
+def test_a_results_folder_that_cannot_be_written_still_loads(run, monkeypatch):
+    d, rd = run
+    (d / index.FILE).unlink()
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index.pq, "write_table", full)  # root ignores a read-only folder: fail the write itself
+    assert not results.load(d, rd).empty and not (d / index.FILE).exists()
+    assert not list(d.glob("*.tmp"))
