@@ -191,6 +191,20 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float"),
                 Opt("results_dir", "where the run is written (default results/ in the checkout)"),
                 Opt("build_dir", "build folder (default build/ in the checkout)"), DEBUG), invoke="flags.search"),
+    Command("bisect", "the first revision (or compiler version) at which a cell's quantity changed: exact on guest "
+            "instructions, or measured on time", "bisect", (
+                Opt("cipher", "the cipher (its default implementation unless --impl)"),
+                Opt("impl", "the implementation (default: the cipher's default)"),
+                Opt("toolchain", "the toolchain the revisions are built with (default gcc-O3)"),
+                Opt("target", "the target (default host)"),
+                Opt("good", "a revision where the quantity is as it was"),
+                Opt("bad", "a later revision where it changed"),
+                Opt("toolchains", "instead of revisions: compiler versions to bisect (names or globs, one family), "
+                    "e.g. 'gcc-*-O3'", "csv"),
+                Opt("metric", "insn_encrypt_per_block (default; exact), insn_decrypt_per_block, insn_ekey, "
+                    "insn_dkey, or a speed: encrypt_speed, decrypt_speed, key_setup_speed (measured)"),
+                Opt("repo", "the git repository whose revisions are bisected (default: this checkout)"), DEBUG),
+            invoke="bisect"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

@@ -319,3 +319,16 @@ def bench_history(run=None, copies=None, out=None) -> int:
 
     history.bench(_lab(), run, copies or 1000, Path(out) if out else None)
     return 0
+
+
+def bisect(cipher=None, impl=None, toolchain=None, target=None, good=None, bad=None, toolchains=None, metric=None,
+           repo=None) -> int:
+    from . import bisect as bis
+
+    if not cipher:
+        raise UsageError("bisect needs --cipher")
+    lab = _lab()
+    out = bis.bisect(lab, cipher, toolchain, target or "host", good, bad, impl, metric or "insn_encrypt_per_block",
+                     toolchains, Path(repo).resolve() if repo else None)
+    print(out.lines())
+    return 0

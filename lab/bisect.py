@@ -1,0 +1,326 @@
+"""Bisection: the first source revision (or compiler version) at which a quantity of one cell changed.
+
+* **Guest instructions** (default): the ``icount`` program of the cell, built at a revision and counted under
+  QEMU with the lab's plugin, gives an exact number per block: a binary search with one count per revision, no
+  statistics, no quiet machine needed, on any target.  "Changed" means a count other than the good end's.
+* **Time** (``--metric encrypt_speed`` …): at each probe the revision is measured against both ends, process by
+  process, with the lab's comparison (``stats.compare``: the best case's ratio interval against the noise band)
+  until it is like one end and unlike the other; the search refuses to call a step the test cannot decide, and
+  says "no significant difference between good and bad" instead of bisecting noise.
+* **Compiler versions** (``--toolchains gcc-11-O3,gcc-12-O3,…`` or a glob): the same search over the versions
+  in order, built from the checkout as it is.
+
+Revisions are checked out into temporary git worktrees of the repository; each is built with the lab's one build
+plan (its own sources, this lab's backend and QEMU plugin) and must pass its known answers before it counts.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import icount, stats
+from .backends.host import HostBackend
+from .build import Builder
+from .config import Lab
+from .errors import UsageError, UserError
+from .kat import run_kat
+from .measure import CellSamples, Measurer, cycles_args
+from .plan import Cell
+from .quantities import cycle_quantities, timing_quantities
+from .trends import compiler_of
+
+EXACT = {"insn_encrypt_per_block": ("encrypt", True), "insn_decrypt_per_block": ("decrypt", True),
+         "insn_ekey": ("ekey", False), "insn_dkey": ("dkey", False)}
+TIMED = ("encrypt_speed", "decrypt_speed", "key_setup_speed")
+
+
+@dataclass
+class Probe:
+    ref: str  # a revision's full hash, or a toolchain's name
+    name: str  # what is shown: a short hash, or the toolchain
+    subject: str
+    value: float | None = None  # exact count (counts), or the estimate (time)
+    samples: CellSamples | None = None
+    failure: str | None = None
+
+
+@dataclass
+class Outcome:
+    metric: str
+    good: Probe
+    bad: Probe
+    first: Probe | None  # the first revision/version at which the quantity changed; None: no difference
+    change: float | None  # relative change of the cost (counts) or of the speed (time), first vs good
+    ci_low: float | None
+    ci_high: float | None
+    builds: int = 0
+    counts: int = 0
+    processes: int = 0
+    seconds: float = 0.0
+    probes: list[str] = field(default_factory=list)
+    message: str = ""
+
+    def lines(self) -> str:
+        spent = (f"{self.builds} builds, {self.counts} instruction counts, {self.processes} measuring processes, "
+                 f"{self.seconds:.0f} s; probed {', '.join(self.probes)}")
+        return f"{self.message}\n{spent}"
+
+
+class _Probe:
+    """Builds, gates and measures one cell at a revision (a worktree) or with a toolchain."""
+
+    def __init__(self, lab: Lab, backend, cipher: str, impl: str | None, target: str, metric: str,
+                 build_root: Path, say: Callable[[str], None]):
+        self.lab, self.backend, self.cipher, self.impl, self.target = lab, backend, cipher, impl, target
+        self.metric, self.build_root, self.say = metric, build_root, say
+        self.builds = self.counts = self.processes = 0
+        self.measurer = Measurer(backend, backend.pick_cpu("auto"), lambda cs: None)
+
+    def cell(self, lab: Lab, toolchain: str) -> Cell:
+        c = lab.cipher(self.cipher)
+        im = c.impl(self.impl or c.default_impl)
+        key = 128 if 128 in im.key_bits else im.key_bits[0]
+        return Cell(im, lab.toolchain(toolchain), lab.target(self.target), (key,), lab.profile("quick"))
+
+    def prepare(self, p: Probe, lab: Lab, toolchain: str, backend=None) -> None:
+        """Builds (from lab.root, through `backend`: a worktree's own), gates and counts or readies p."""
+        backend = backend or self.backend
+        cell = self.cell(lab, toolchain)
+        builder = Builder(lab.root, self.build_root / p.ref, backend)
+        exact = self.metric in EXACT
+        progs = ["kat", "icount" if exact else "timing"]
+        res = {prog: builder.build_one(cell.impl, cell.toolchain, cell.target, prog) for prog in progs}
+        self.builds += sum(not r.cached for r in res.values())
+        bad = next((r for r in res.values() if not r.ok), None)
+        if bad is not None:
+            p.failure = f"compiler {bad.missing} not found" if bad.missing else f"build failed: {bad.failure}"
+            return
+        v = run_kat(backend, res["kat"].program, cell.impl, cell.target, cell.profile.timeout_seconds)
+        if not v.ok:
+            p.failure = f"{v.status}: {v.reason}"
+            return
+        if exact:
+            p.value = self.count(cell, res["icount"].program, backend)
+        else:
+            p.samples = _TimingOnly(cell, res["timing"].program, res["timing"].program)
+
+    def count(self, cell: Cell, program: Path, backend) -> float:
+        c, counts = icount.count(backend, program, cycles_args(cell, icount=True), target=cell.target,
+                                 timeout=cell.profile.timeout_seconds, counts_dir=self.build_root / "counts")
+        self.counts += 1
+        if c.returncode != 0 or not counts:
+            raise UserError(f"instruction count failed: {icount.unavailable_reason(c) or c.describe_failure()}")
+        ops = [r for r in icount.fill_deltas(c.json_lines(), counts) if r.get("type") == "cycles"]
+        op, per_block = EXACT[self.metric]
+        q = next(q for q in cycle_quantities([ops], prefix="insn_") if q.metric == self.metric
+                 and (q.n_blocks == 128 or not per_block))
+        return min(q.per_process)
+
+    def costs(self, p: Probe) -> list[float]:
+        qs = timing_quantities([x["key_sizes"] for x in p.samples.timing], p.samples.cell.impl.block_bits, "")
+        q = next(q for q in qs if q.metric == self.metric)
+        return q.per_process
+
+    def more(self, probes: list[Probe], rounds: int) -> None:
+        for _ in range(rounds):
+            for p in probes:
+                self.measurer.one_process(p.samples)
+                self.processes += 1
+                if p.samples.failure:
+                    raise UserError(f"{p.name}: {p.samples.failure[1]}")
+
+
+class _WorktreeBackend(HostBackend):
+    """Builds a revision from its worktree (commands run from its root), with this lab's QEMU plugin."""
+
+    def __init__(self, root: Path, plugin: str | None):
+        super().__init__(root)
+        self._plugin = plugin
+
+    def plugin_path(self) -> str | None:
+        return self._plugin
+
+
+class _TimingOnly(CellSamples):
+    @property
+    def counts_cycles(self) -> bool:
+        return False
+
+
+def _git(repo: Path, *args: str) -> str:
+    p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise UserError(f"git {' '.join(args)}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else 'failed'}")
+    return p.stdout.strip()
+
+
+def revisions(repo: Path, good: str, bad: str) -> list[tuple[str, str]]:
+    """(hash, subject) of every revision after good up to bad, oldest first (bad last)."""
+    _git(repo, "merge-base", "--is-ancestor", good, bad)
+    out = _git(repo, "log", "--reverse", "--ancestry-path", "--format=%H %s", f"{good}..{bad}")
+    return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in out.splitlines()]
+
+
+def bisect(lab: Lab, cipher: str, toolchain: str | None = None, target: str = "host", good: str | None = None,
+           bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
+           toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
+           say: Callable[[str], None] = print) -> Outcome:
+    from .run import make_backend
+
+    if metric not in EXACT and metric not in TIMED:
+        raise UsageError(f"option --metric: '{metric}' is not one of {', '.join([*EXACT, *TIMED])}")
+    if metric in TIMED and (lab.target(target).emulated or lab.target(target).image):
+        raise UsageError("a bisection on time measures this machine's hardware: use --target host, or a "
+                         "guest-instruction metric")
+    if not toolchains and lab.target(target).image:
+        raise UsageError("a bisection over revisions builds on this machine: use --target host (compiler versions "
+                         "can be bisected on any target with --toolchains)")
+    if bool(toolchains) == bool(good or bad):
+        raise UsageError("bisect needs either --good and --bad (revisions) or --toolchains (compiler versions)")
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="cipherlab-bisect-"))
+    backend = make_backend(lab, "host" if not lab.target(target).image else "container", build_dir=tmp / "b",
+                           progress=lambda s: None)
+    pr = _Probe(lab, backend, cipher, impl, target, metric, tmp / "builds", say)
+    worktrees: list[Path] = []
+    try:
+        backend.prepare([lab.target(target)], inputs=sorted(set(lab.cipher(cipher).impl(
+            impl or lab.cipher(cipher).default_impl).vector_files)))
+        if toolchains:
+            names = _versions(lab, toolchains)
+            line = [(n, n) for n in names]
+
+            def setup(p: Probe) -> None:
+                pr.prepare(p, lab, p.ref)
+        else:
+            repo = Path(repo or lab.root)
+            good_hash = _git(repo, "rev-parse", "--verify", f"{good}^{{commit}}")
+            line = [(good_hash, _git(repo, "log", "-1", "--format=%s", good_hash))] + revisions(repo, good, bad)
+            rel = lab.root.resolve().relative_to(repo.resolve()) if lab.root.resolve().is_relative_to(repo.resolve()) \
+                else Path(".")
+
+            def setup(p: Probe) -> None:
+                wt = tmp / "wt" / p.ref
+                _git(repo, "worktree", "add", "--detach", str(wt), p.ref)
+                worktrees.append(wt)
+                pr.prepare(p, Lab(root=wt / rel, shared=lab.shared), toolchain or "gcc-O3",
+                           _WorktreeBackend(wt / rel, backend.plugin_path()))
+
+        probes = [Probe(h, h if toolchains else h[:12], s) for h, s in line]
+
+        def ready(p: Probe) -> Probe:
+            if p.value is None and p.samples is None and p.failure is None:
+                setup(p)
+                if p.failure:
+                    raise UserError(f"{p.name} ({p.subject}): {p.failure}")
+            out.probes.append(p.name)
+            return p
+
+        out = Outcome(metric, probes[0], probes[-1], None, None, None, None)
+        lo, hi = 0, len(probes) - 1
+        g, b = ready(probes[lo]), ready(probes[hi])
+        if metric in EXACT:
+            if g.value == b.value:
+                out.message = f"no difference between good and bad: {metric} {g.value:,.0f} at both"
+            else:
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if ready(probes[mid]).value == g.value:
+                        lo = mid
+                    else:
+                        hi = mid
+                out.first = probes[hi]
+                out.change = out.first.value / g.value - 1
+                out.ci_low = out.ci_high = out.change
+                out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
+                               f"{probes[lo].value:,.2f} -> {out.first.value:,.2f} ({100 * out.change:+.2f} %, exact); "
+                               f"the last one like good is {probes[lo].name}")
+        else:
+            pr.more([g, b], 5)
+            verdict = _decide(pr, g, b, max_rounds)
+            if verdict == "no change":
+                out.message = "no significant difference between good and bad " \
+                              f"(after {len(g.samples.timing)} processes each): nothing to bisect"
+            else:
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    m = ready(probes[mid])
+                    pr.more([m], 5)
+                    like_good, like_bad = _side(pr, m, g, b, max_rounds)
+                    if like_good:
+                        lo = mid
+                    elif like_bad:
+                        hi = mid
+                    else:
+                        raise UserError(f"{m.name}: the test cannot tell it from either end after {max_rounds} "
+                                        "rounds; not calling a step (try on a quieter machine, or bisect on guest "
+                                        "instructions)")
+                out.first = probes[hi]
+                first = out.first if out.first.samples else b
+                c = stats.compare(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first))
+                out.change, out.ci_low, out.ci_high = 1 / c.ratio - 1, 1 / c.ci_high - 1, 1 / c.ci_low - 1
+                out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
+                               f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
+    finally:
+        for wt in worktrees:
+            subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(wt)], capture_output=True)
+        backend.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    out.builds, out.counts, out.processes = pr.builds, pr.counts, pr.processes
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def _decide(pr: _Probe, a: Probe, b: Probe, max_rounds: int) -> str:
+    """faster/slower/no change of b against a, measuring both more until the verdict holds for two rounds in a
+    row or max_rounds is reached."""
+    last = None
+    for _ in range(max_rounds):
+        v = stats.compare(pr.costs(a), pr.costs(b)).verdict
+        if v == last and len(a.samples.timing) >= 8:
+            return v
+        last = v
+        pr.more([a, b], 1)
+    return last or "no change"
+
+
+def _side(pr: _Probe, m: Probe, g: Probe, b: Probe, max_rounds: int) -> tuple[bool, bool]:
+    """Whether m is like good (no change from it, a change from bad) or like bad, measuring m more until one
+    holds."""
+    for _ in range(max_rounds):
+        vg = stats.compare(pr.costs(g), pr.costs(m)).verdict
+        vb = stats.compare(pr.costs(b), pr.costs(m)).verdict
+        if vg == "no change" and vb != "no change":
+            return True, False
+        if vb == "no change" and vg != "no change":
+            return False, True
+        pr.more([m, g, b], 1)
+    return False, False
+
+
+def _versions(lab: Lab, names: list[str]) -> list[str]:
+    """The toolchains named (globs allowed), in compiler-version order."""
+    picked = [t for n in names for t in sorted(lab.toolchains) if fnmatch.fnmatchcase(t, n)]
+    picked = list(dict.fromkeys(picked))
+    if len(picked) < 2:
+        raise UsageError(f"option --toolchains: {', '.join(names)} names {len(picked)} toolchain(s); a bisection "
+                         "over compiler versions needs two or more")
+
+    def version(name: str) -> tuple:
+        tc = lab.toolchain(name)
+        digits = [int(x) for x in __import__("re").findall(r"\d+", tc.cc)]
+        return (tc.family, tuple(digits))
+    fams = {lab.toolchain(n).family for n in picked}
+    if len(fams) > 1:
+        raise UsageError(f"option --toolchains: {', '.join(picked)} mix compiler families; bisect one at a time")
+    return sorted(picked, key=version)
+
+
+__all__ = ["bisect", "revisions", "Outcome", "compiler_of"]

@@ -1,0 +1,88 @@
+"""Bisection (lab/bisect.py) on a real scratch repository: three commits after a base, one of which adds work to
+RC6's encrypt loop; found exactly on guest-instruction counts and confirmed on time; two equal revisions give
+"no difference"; and a bisection over two installed compiler versions."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from lab import bisect
+
+GIT = ["git", "-c", "user.email=lab@example.invalid", "-c", "user.name=lab"]
+
+
+@pytest.fixture(scope="module")
+def repo(lab, tmp_path_factory):
+    r = tmp_path_factory.mktemp("scratch") / "repo"
+    r.mkdir()
+    archive = subprocess.run(["git", "-C", str(lab.root), "archive", "HEAD"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(r)], input=archive, check=True)
+    hashes = []
+
+    def commit(msg: str) -> None:
+        subprocess.run([*GIT, "-C", str(r), "add", "-A"], check=True)
+        subprocess.run([*GIT, "-C", str(r), "commit", "-qm", msg], check=True)
+        hashes.append(subprocess.run(["git", "-C", str(r), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                     check=True).stdout.strip())
+
+    subprocess.run(["git", "-C", str(r), "init", "-q"], check=True)
+    commit("base")
+    (r / "README.md").write_text((r / "README.md").read_text() + "\nA note.\n")
+    commit("docs")
+    src = r / "c_src" / "ciphers" / "rc6" / "ref.c"
+    text = src.read_text()
+    assert "        RC6_ENC4(1);\n" in text
+    src.write_text(text.replace("        RC6_ENC4(1);\n", "        for (volatile int w = 0; w < 100; w++)\n"
+                                "            ;\n        RC6_ENC4(1);\n", 1))
+    commit("rc6: extra work in the encrypt loop")
+    (r / "README.md").write_text((r / "README.md").read_text() + "\nAnother note.\n")
+    commit("more docs")
+    return r, hashes
+
+
+def test_the_commit_is_found_exactly_on_guest_instructions(lab, repo):
+    r, h = repo
+    out = bisect.bisect(lab, "rc6", good=h[0], bad=h[3], repo=r, say=lambda s: None)
+    assert out.first is not None and out.first.ref == h[2] and out.first.subject.startswith("rc6: extra work")
+    assert out.change > 0.5 and out.ci_low == out.ci_high == out.change  # exact: no interval
+    assert out.counts == 4 and out.processes == 0
+    assert out.message.startswith(f"first change at {h[2][:12]} (rc6: extra work") and h[1][:12] in out.message
+
+
+def test_the_step_is_confirmed_on_time(lab, repo):
+    r, h = repo
+    out = bisect.bisect(lab, "rc6", good=h[0], bad=h[3], repo=r, metric="encrypt_speed", say=lambda s: None)
+    assert out.first is not None and out.first.ref == h[2]
+    assert out.change < -0.1 and out.ci_low <= out.change <= out.ci_high < 0  # slower, significantly
+    assert out.processes > 0 and out.counts == 0
+
+
+def test_two_equal_revisions_are_no_difference(lab, repo):
+    r, h = repo
+    exact = bisect.bisect(lab, "rc6", good=h[0], bad=h[1], repo=r, say=lambda s: None)
+    assert exact.first is None and exact.message.startswith("no difference between good and bad")
+    timed = bisect.bisect(lab, "rc6", good=h[0], bad=h[1], repo=r, metric="encrypt_speed", say=lambda s: None)
+    assert timed.first is None and timed.message.startswith("no significant difference between good and bad")
+
+
+def test_a_bisection_over_two_installed_compiler_versions(lab):
+    for cc in ("gcc-11", "gcc-12"):
+        if subprocess.run(["which", cc], capture_output=True).returncode:
+            pytest.fail(f"{cc} is not installed: ./cipherlab installs it")
+    out = bisect.bisect(lab, "serpent", toolchains=["gcc-1[12]-O3"], say=lambda s: None)
+    assert out.probes[:2] == ["gcc-11-O3", "gcc-12-O3"]
+    assert (out.first is None and "no difference" in out.message) or out.first.ref == "gcc-12-O3"
+    assert out.counts == 2
+
+
+def test_bad_arguments_are_one_line_errors(lab):
+    from lab.errors import UserError
+
+    with pytest.raises(UserError, match="either --good and --bad"):
+        bisect.bisect(lab, "rc6", say=lambda s: None)
+    with pytest.raises(UserError, match="needs two or more"):
+        bisect.bisect(lab, "rc6", toolchains=["gcc-11-O3"], say=lambda s: None)
+    with pytest.raises(UserError, match="mix compiler families"):
+        bisect.bisect(lab, "rc6", toolchains=["gcc-11-O3", "clang-14-O3"], say=lambda s: None)
