@@ -156,7 +156,7 @@ public final class Ref implements BlockCipher {
                 b += l; c += m; d ^= r;
                 m = b + k[i + 2];
                 b = Integer.rotateLeft(b, 13);
-                r = Integer.rotateLeft(b * k[i + 2 + 1], 5);
+                r = Integer.rotateLeft(b * k[i + 3], 5);
                 l = S[m & 0x1ff] ^ r;
                 m = Integer.rotateLeft(m, r);
                 r = Integer.rotateLeft(r, 5);
@@ -164,7 +164,7 @@ public final class Ref implements BlockCipher {
                 c += l; d += m; a ^= r;
                 m = c + k[i + 4];
                 c = Integer.rotateLeft(c, 13);
-                r = Integer.rotateLeft(c * k[i + 4 + 1], 5);
+                r = Integer.rotateLeft(c * k[i + 5], 5);
                 l = S[m & 0x1ff] ^ r;
                 m = Integer.rotateLeft(m, r);
                 r = Integer.rotateLeft(r, 5);
@@ -172,7 +172,7 @@ public final class Ref implements BlockCipher {
                 d += l; a += m; b ^= r;
                 m = d + k[i + 6];
                 d = Integer.rotateLeft(d, 13);
-                r = Integer.rotateLeft(d * k[i + 6 + 1], 5);
+                r = Integer.rotateLeft(d * k[i + 7], 5);
                 l = S[m & 0x1ff] ^ r;
                 m = Integer.rotateLeft(m, r);
                 r = Integer.rotateLeft(r, 5);
@@ -190,7 +190,7 @@ public final class Ref implements BlockCipher {
                 d += l; c += m; b ^= r;
                 m = b + k[i + 2];
                 b = Integer.rotateLeft(b, 13);
-                r = Integer.rotateLeft(b * k[i + 2 + 1], 5);
+                r = Integer.rotateLeft(b * k[i + 3], 5);
                 l = S[m & 0x1ff] ^ r;
                 m = Integer.rotateLeft(m, r);
                 r = Integer.rotateLeft(r, 5);
@@ -198,7 +198,7 @@ public final class Ref implements BlockCipher {
                 a += l; d += m; c ^= r;
                 m = c + k[i + 4];
                 c = Integer.rotateLeft(c, 13);
-                r = Integer.rotateLeft(c * k[i + 4 + 1], 5);
+                r = Integer.rotateLeft(c * k[i + 5], 5);
                 l = S[m & 0x1ff] ^ r;
                 m = Integer.rotateLeft(m, r);
                 r = Integer.rotateLeft(r, 5);
@@ -206,7 +206,7 @@ public final class Ref implements BlockCipher {
                 b += l; a += m; d ^= r;
                 m = d + k[i + 6];
                 d = Integer.rotateLeft(d, 13);
-                r = Integer.rotateLeft(d * k[i + 6 + 1], 5);
+                r = Integer.rotateLeft(d * k[i + 7], 5);
                 l = S[m & 0x1ff] ^ r;
                 m = Integer.rotateLeft(m, r);
                 r = Integer.rotateLeft(r, 5);
@@ -276,7 +276,7 @@ public final class Ref implements BlockCipher {
                 r = Integer.rotateLeft(r, 5);
                 l = Integer.rotateLeft(l ^ r, r);
                 c -= l; b -= m; a ^= r;
-                r = Integer.rotateLeft(c * k[i - 2 + 1], 5);
+                r = Integer.rotateLeft(c * k[i - 1], 5);
                 c = Integer.rotateRight(c, 13);
                 m = c + k[i - 2];
                 l = S[m & 0x1ff] ^ r;
@@ -284,7 +284,7 @@ public final class Ref implements BlockCipher {
                 r = Integer.rotateLeft(r, 5);
                 l = Integer.rotateLeft(l ^ r, r);
                 b -= l; a -= m; d ^= r;
-                r = Integer.rotateLeft(b * k[i - 4 + 1], 5);
+                r = Integer.rotateLeft(b * k[i - 3], 5);
                 b = Integer.rotateRight(b, 13);
                 m = b + k[i - 4];
                 l = S[m & 0x1ff] ^ r;
@@ -292,7 +292,7 @@ public final class Ref implements BlockCipher {
                 r = Integer.rotateLeft(r, 5);
                 l = Integer.rotateLeft(l ^ r, r);
                 a -= l; d -= m; c ^= r;
-                r = Integer.rotateLeft(a * k[i - 6 + 1], 5);
+                r = Integer.rotateLeft(a * k[i - 5], 5);
                 a = Integer.rotateRight(a, 13);
                 m = a + k[i - 6];
                 l = S[m & 0x1ff] ^ r;
@@ -310,7 +310,7 @@ public final class Ref implements BlockCipher {
                 r = Integer.rotateLeft(r, 5);
                 l = Integer.rotateLeft(l ^ r, r);
                 a -= l; b -= m; c ^= r;
-                r = Integer.rotateLeft(c * k[i - 2 + 1], 5);
+                r = Integer.rotateLeft(c * k[i - 1], 5);
                 c = Integer.rotateRight(c, 13);
                 m = c + k[i - 2];
                 l = S[m & 0x1ff] ^ r;
@@ -318,7 +318,7 @@ public final class Ref implements BlockCipher {
                 r = Integer.rotateLeft(r, 5);
                 l = Integer.rotateLeft(l ^ r, r);
                 d -= l; a -= m; b ^= r;
-                r = Integer.rotateLeft(b * k[i - 4 + 1], 5);
+                r = Integer.rotateLeft(b * k[i - 3], 5);
                 b = Integer.rotateRight(b, 13);
                 m = b + k[i - 4];
                 l = S[m & 0x1ff] ^ r;
@@ -326,7 +326,7 @@ public final class Ref implements BlockCipher {
                 r = Integer.rotateLeft(r, 5);
                 l = Integer.rotateLeft(l ^ r, r);
                 c -= l; d -= m; a ^= r;
-                r = Integer.rotateLeft(a * k[i - 6 + 1], 5);
+                r = Integer.rotateLeft(a * k[i - 5], 5);
                 a = Integer.rotateRight(a, 13);
                 m = a + k[i - 6];
                 l = S[m & 0x1ff] ^ r;
