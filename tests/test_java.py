@@ -170,3 +170,16 @@ def test_generated_java_equals_its_generator(script):
     r = subprocess.run([sys.executable, str(java.JAVA_SRC / "ciphers" / script), "--check"], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_lab_validates_the_java_data_at_start(lab, tmp_path):
+    from lab.config import Lab
+
+    for d in ("toolchains", "targets", "profiles", "c_src"):
+        (tmp_path / d).symlink_to(ROOT / d)
+    shutil.copytree(java.JAVA_SRC / "jvm-profiles", tmp_path / "java_src" / "jvm-profiles")
+    assert set(Lab(root=tmp_path, shared=lab.shared).jvm_profile_files) == set(java.profiles())
+    (tmp_path / "java_src" / "jvm-profiles" / "openjdk17-int.yaml").write_text(
+        "description: x\nfamily: jvm\npackage: p\ninherits: openjdk17-c2\n")
+    with pytest.raises(ConfigError, match=r"openjdk17-int.yaml: key 'inherits': unknown key"):
+        Lab(root=tmp_path, shared=lab.shared)
