@@ -274,6 +274,12 @@ def kat_runs(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, fi
     return runs
 
 
+def kat_records(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None,
+                files: list[Path] | None = None, timeout: float = 600) -> list[dict]:
+    """Every JSON record the kat program printed (kat_fail, kat_checksum, kat_summary, error, unavailable)."""
+    return [rec for _, c in kat_runs(b, impl, profile, files, timeout) for rec in c.json_lines()]
+
+
 def run_kat(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, files: list[Path] | None = None,
             timeout: float = 600) -> Verdict:
     """The known-answer gate of one Java implementation, judged exactly as a C build is."""

@@ -70,6 +70,8 @@ def test_a_wrong_sbox_byte_is_caught(lab, tmp_path, java_build):
         v = java.run_kat(broken, IMPLS[impl_id])
         assert v.status == "kat_failed" and v.failed > 0, v.line()
         assert re.search(r"known-answer records failed \(first: line \d+ of", v.reason)
+    fails = [r for r in java.kat_records(broken, IMPLS["des/spbox"]) if r["type"] == "kat_fail"]
+    assert fails and {"line", "key_bits", "direction", "expected", "got"} <= set(fails[0])
     assert java.run_kat(broken, IMPLS["des/bouncycastle"]).ok  # the peer in the same build is unaffected
 
 
