@@ -185,3 +185,17 @@ def test_the_lab_validates_the_java_data_at_start(lab, tmp_path):
         "description: x\nfamily: jvm\npackage: p\ninherits: openjdk17-c2\n")
     with pytest.raises(ConfigError, match=r"openjdk17-int.yaml: key 'inherits': unknown key"):
         Lab(root=tmp_path, shared=lab.shared)
+
+
+def test_a_provider_this_jvm_lacks_is_unavailable(java_build, tmp_path):
+    """A JCA peer whose provider is absent reports itself unavailable (exit 3), as an AES-NI build on a CPU
+    without AES-NI does, and the verdict says so.  (The registry read first on the class path names it.)"""
+    sun = IMPLS["rijndael/sunjce"]
+    ghost = java.JavaImpl(**{**sun.__dict__, "name": "ghost", "argument": sun.argument.replace("SunJCE", "NoSuchJCE")})
+    (tmp_path / "cipherlab").mkdir()
+    (tmp_path / "cipherlab" / "registry.txt").write_text(java.registry_text({ghost.id: ghost}))
+    b = java.JavaBuild(tmp_path, (java_build.classes, *java_build.jars), "ghost", java_build.javac_version)
+    runs = java.kat_runs(b, ghost)
+    assert runs[0][1].returncode == 3
+    v = java.verdict(runs, dict(ghost.checksums))
+    assert v.status == "unavailable", v.line()

@@ -21,15 +21,24 @@ public final class Jce implements BlockCipher {
     private final int[] keyBits;
     private final Cipher cipher;
 
-    public Jce(String argument) throws GeneralSecurityException {
+    public Jce(String argument) {
         String[] a = argument.split(" ");
         provider = a[0];
         transformation = a[1];
         keyAlgorithm = a[2];
         bs = Integer.parseInt(a[3]);
         keyBits = Arrays.stream(a[4].split(",")).mapToInt(Integer::parseInt).toArray();
+        cipher = lookup(provider, transformation);
+    }
+
+    /** The provider's cipher, or null when this JVM has no such provider or transformation (unavailable). */
+    private static Cipher lookup(String provider, String transformation) {
         Provider p = Security.getProvider(provider);
-        cipher = p == null ? null : Cipher.getInstance(transformation, p);
+        try {
+            return p == null ? null : Cipher.getInstance(transformation, p);
+        } catch (GeneralSecurityException e) {
+            return null;
+        }
     }
 
     @Override
