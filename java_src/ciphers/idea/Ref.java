@@ -39,14 +39,27 @@ public final class Ref implements BlockCipher {
         return (lo - hi + (lo < hi ? 1 : 0)) & 0xffff;
     }
 
-    static int inv(int x) { // x^(2^16 - 1) = x^-1 modulo the prime 2^16 + 1
-        int r = 1, b = x;
-        for (int e = 0xffff; e != 0; e >>>= 1) {
-            if ((e & 1) != 0)
-                r = mul(r, b);
-            b = mul(b, b);
+    /** The multiplicative inverse modulo 2^16 + 1 by the extended Euclidean algorithm (0 = 2^16 = -1 and 1
+     * are their own inverses); the cofactor of x is tracked as a non-negative int, its sign by the step. */
+    static int inv(int x) {
+        if (x <= 1)
+            return x;
+        int t1 = 0x10001 / x, y = 0x10001 % x; // 0x10001 = t1 * x + y
+        if (y == 1)
+            return (1 - t1) & 0xffff;
+        int t0 = 1;
+        while (true) {
+            int q = x / y;
+            x %= y;
+            t0 += q * t1;
+            if (x == 1)
+                return t0;
+            q = y / x;
+            y %= x;
+            t1 += q * t0;
+            if (y == 1)
+                return (1 - t1) & 0xffff;
         }
-        return r;
     }
 
     private static void expand(byte[] key, int[] out) {
