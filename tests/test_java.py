@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -139,7 +140,10 @@ def test_a_missing_jdk_is_unavailable_naming_the_package(monkeypatch, tmp_path, 
 def test_jvm_profiles_are_data_with_a_strict_schema(tmp_path):
     profs = java.profiles()
     assert {p.flags for p in profs.values()} >= {(), ("-XX:TieredStopAtLevel=1",), ("-Xint",),
-                                                ("-XX:-UseAESIntrinsics",)}
+                                                ("-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAESIntrinsics")}
+    for p in profs.values():  # every flag set starts a JVM (a diagnostic flag needs its unlock first)
+        r = subprocess.run([p.java, *p.flags, "-version"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{p.name}: {r.stderr.strip()}"
     bad = tmp_path / "fast.yaml"
     bad.write_text("description: x\nfamily: jvm\npackage: p\nflags: [-Xint]\nopt_level: 3\n")
     with pytest.raises(ConfigError, match=r"fast.yaml: key 'opt_level': unknown key"):
