@@ -382,3 +382,36 @@ def run_jmh(b: JavaBuild, impl: JavaImpl, profile: JvmProfile, out_json: Path, k
         tail = [ln for ln in (c.stdout + c.stderr).splitlines() if ln.strip()][-3:]
         raise RuntimeError(f"JMH on {impl.id} ({profile.name}): {c.describe_failure()}: {' | '.join(tail)[:400]}")
     return parse_jmh(out_json)
+
+
+# ------------------------------------------------------- ours against a peer
+def paired_ratios(rounds: list[dict[str, dict[str, float]]], ours: str, peer: str) -> dict[str, dict]:
+    """Cost ratios ours / peer per benchmark from interleaved rounds ({impl: {benchmark: best ns/op}} each, the
+    two measured back to back): the median over rounds with the smallest and largest (a drift of the machine
+    between rounds cancels within a round), and the ratio of the best costs over all rounds."""
+    out = {}
+    names = sorted({b for r in rounds for b in r.get(ours, {})} & {b for r in rounds for b in r.get(peer, {})})
+    for b in names:
+        rs = sorted(r[ours][b] / r[peer][b] for r in rounds if b in r.get(ours, {}) and b in r.get(peer, {}))
+        mid = len(rs) // 2
+        median = rs[mid] if len(rs) % 2 else (rs[mid - 1] + rs[mid]) / 2
+        best = min(r[ours][b] for r in rounds if b in r.get(ours, {})) / \
+            min(r[peer][b] for r in rounds if b in r.get(peer, {}))
+        out[b] = {"median": median, "low": rs[0], "high": rs[-1], "rounds": len(rs), "best_over_best": best}
+    return out
+
+
+def interleaved_rounds(b: JavaBuild, impls: list[JavaImpl], profile: JvmProfile, out_dir: Path, rounds: int = 3,
+                       benchmarks: list[str] | None = None, **jmh) -> list[dict[str, dict[str, float]]]:
+    """`rounds` rounds of one JMH run per implementation in turn (first key size, one fork unless given): per
+    round {impl: {benchmark: best ns/op over its forks}}, the input of :func:`paired_ratios`."""
+    jmh = {"forks": 1, "warmup": 4, "iterations": 5, "iteration_ms": 300, **jmh}
+    out = []
+    for rnd in range(rounds):
+        cur: dict[str, dict[str, float]] = {}
+        for impl in impls:
+            rs = run_jmh(b, impl, profile, out_dir / f"{impl.cipher}_{impl.name}-{profile.name}-{rnd}.json",
+                         key_bits=[impl.key_bits[0]], benchmarks=benchmarks, **jmh)
+            cur[impl.id] = {r.benchmark: min(r.per_process_min) for r in rs}
+        out.append(cur)
+    return out

@@ -203,3 +203,24 @@ def test_a_provider_this_jvm_lacks_is_unavailable(java_build, tmp_path):
     assert runs[0][1].returncode == 3
     v = java.verdict(runs, dict(ghost.checksums))
     assert v.status == "unavailable", v.line()
+
+
+def test_paired_ratios_take_each_round_on_its_own():
+    """Ours and the peer measured back to back per round: a machine twice as slow in round 2 changes no ratio."""
+    rounds = [{"x/ours": {"encrypt1024": 100.0, "keySetup": 10.0}, "x/peer": {"encrypt1024": 125.0, "keySetup": 40.0}},
+              {"x/ours": {"encrypt1024": 200.0, "keySetup": 20.0}, "x/peer": {"encrypt1024": 250.0, "keySetup": 80.0}},
+              {"x/ours": {"encrypt1024": 90.0, "keySetup": 12.0}, "x/peer": {"encrypt1024": 100.0, "keySetup": 40.0}}]
+    r = java.paired_ratios(rounds, "x/ours", "x/peer")
+    assert r["encrypt1024"] == {"median": 0.8, "low": 0.8, "high": 0.9, "rounds": 3, "best_over_best": 0.9}
+    assert r["keySetup"]["median"] == pytest.approx(0.25) and r["keySetup"]["high"] == pytest.approx(0.3)
+    assert java.paired_ratios(rounds[:2], "x/ours", "x/peer")["keySetup"]["median"] == pytest.approx(0.25)
+    assert java.paired_ratios(rounds, "x/ours", "y/peer") == {}
+
+
+def test_interleaved_rounds_feed_paired_ratios(java_build, tmp_path):
+    pair = [IMPLS["idea/ref"], IMPLS["idea/bouncycastle"]]
+    rounds = java.interleaved_rounds(java_build, pair, java.profiles()["openjdk17-c2"], tmp_path, rounds=1,
+                                     benchmarks=["encrypt1"], warmup=1, iterations=2, iteration_ms=100)
+    assert len(rounds) == 1 and set(rounds[0]) == {"idea/ref", "idea/bouncycastle"}
+    r = java.paired_ratios(rounds, "idea/ref", "idea/bouncycastle")
+    assert set(r) == {"encrypt1"} and r["encrypt1"]["rounds"] == 1 and r["encrypt1"]["median"] > 0
