@@ -26,8 +26,8 @@ from typing import Any, Callable, TypeVar
 import yaml
 
 from .errors import ConfigError, ConfigErrors, UsageError, unknown_name
-from .schema import (CipherFile, CompilerVersion, HostFile, MatrixFile, PeerFile, Profile, Target, ToolchainFile,
-                     VersionsFile, export_schemas, validate)
+from .schema import (CipherFile, CompilerVersion, HostFile, JavaPeerFile, JvmProfileFile, MatrixFile, PeerFile, Profile,
+                     Target, ToolchainFile, VersionsFile, export_schemas, validate)
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -229,6 +229,12 @@ class Lab:
         self.ciphers: dict[str, Cipher] = each([f / "cipher.yaml" for f in folders.values()], self._load_cipher)
         peer_files = [y for d in self.peer_dirs for y in sorted(d.glob("*/peer.yaml"))]
         self.peers: dict[str, PeerFile] = each(peer_files, lambda p: self._load_peer(p, errors))
+        # the Java side's data (lab/java.py reads them), validated with the rest
+        java_src = self.root / "java_src"
+        self.java_peer_files: dict[str, JavaPeerFile] = each(
+            (java_src / "peers").glob("*.yaml"), lambda p: validate(JavaPeerFile, read_yaml(p), p))
+        self.jvm_profile_files: dict[str, JvmProfileFile] = each(
+            (java_src / "jvm-profiles").glob("*.yaml"), lambda p: validate(JvmProfileFile, read_yaml(p), p))
         for name, host in self.hosts.items():
             if host.target not in self.targets:
                 errors.append(ConfigError(self.hosts_dir / f"{name}.yaml", "target",

@@ -6,6 +6,8 @@
 * ``profiles/<name>.yaml``                how to measure (sampling, precision, budgets)
 * ``c_src/ciphers/<name>/cipher.yaml``    ciphers and their implementations
 * ``c_src/peers/<library>/peer.yaml``     peer libraries as implementations of our ciphers
+* ``java_src/peers/<library>.yaml``       Java peer libraries (Bouncy Castle, the JDK's SunJCE)
+* ``java_src/jvm-profiles/<name>.yaml``   JVM flag sets (family jvm) the Java implementations run under
 * ``hosts/<name>.yaml``                   machines reached over SSH
 * ``matrix.yaml``                         which cells a run covers
 
@@ -236,6 +238,18 @@ class Implementation(Strict):
     label: str | None = Field(None, description="Row name in NIST tables, e.g. DFC-64.")
 
 
+class JavaImplementation(Strict):
+    """One of our Java implementations: java_src/ciphers/<cipher>/<Strategy>.java (Strategy: the name with its
+    first letter and each letter after an underscore upper-cased, underscores dropped)."""
+
+    impl_class: Literal["portable", "hardware"] = Field(
+        alias="class", description="portable: plain Java any JVM runs; hardware: relies on JVM intrinsics.")
+    summary: str
+    constant_time: bool | None = None
+    word_bits: Literal[8, 16, 32, 64, 128]
+    default: bool = False
+
+
 class CipherFile(Strict):
     name: str = Field(pattern=IDENT_RE)
     display: str
@@ -248,15 +262,18 @@ class CipherFile(Strict):
         default_factory=dict, description="Key bits -> the kat program's checksum every build must print "
                                           "(python -m lab checksums --write fills it).")
     implementations: dict[str, Implementation] = Field(min_length=1)
+    java: dict[str, JavaImplementation] = Field(
+        default_factory=dict, description="Our Java implementations of the cipher (java_src/ciphers/<cipher>/), "
+                                          "gated by the same vectors and checksums; exactly one default if any.")
 
-    @field_validator("implementations")
+    @field_validator("implementations", "java")
     @classmethod
-    def _names(cls, v: dict[str, Implementation]) -> dict[str, Implementation]:
+    def _names(cls, v: dict) -> dict:
         for k in v:
             if not re.match(IDENT_RE, k):
                 raise ValueError(f"implementation name '{k}' must match {IDENT_RE}")
         defaults = [k for k, i in v.items() if i.default]
-        if len(defaults) != 1:
+        if v and len(defaults) != 1:
             raise ValueError(f"exactly one implementation needs 'default: true' (found {defaults or 'none'})")
         return v
 
@@ -292,6 +309,48 @@ class PeerFile(Strict):
                 if not re.match(IDENT_RE, k):
                     raise ValueError(f"implementation name '{k}' must match {IDENT_RE}")
         return v
+
+
+# ---------------------------------------------------------------- Java side
+class JavaPeerImplementation(Strict):
+    algorithm: str = Field(description="What the adapter instantiates: a Bouncy Castle engine class, or a JCA "
+                                       "transformation and key algorithm ('AES/ECB/NoPadding AES').")
+    summary: str
+    code: Literal["portable", "hardware"] = Field(
+        description="portable: Java code; hardware: the JIT replaces it with cipher instructions (intrinsics).")
+
+
+class JavaPeerFile(Strict):
+    """A Java peer library as data: java_src/peers/<library>.yaml."""
+
+    library: str = Field(pattern=IDENT_RE)
+    display: str
+    adapter: Literal["BouncyCastle", "Jce"] = Field(description="Adapter class in java_src/peers/cipherlab/peers/.")
+    provider: str | None = Field(None, description="JCA provider name (adapter Jce), e.g. SunJCE.")
+    source: str = Field(description="Where the library comes from: a Maven coordinate in java_src/pom.xml, or "
+                                    "'jdk' for the JDK's own providers.")
+    implementations: dict[str, dict[str, JavaPeerImplementation]] = Field(
+        description="Our cipher name -> implementation name -> facts.")
+
+    @field_validator("implementations")
+    @classmethod
+    def _names(cls, v: dict) -> dict:
+        for impls in v.values():
+            for k in impls:
+                if not re.match(IDENT_RE, k):
+                    raise ValueError(f"implementation name '{k}' must match {IDENT_RE}")
+        return v
+
+
+class JvmProfileFile(Strict):
+    """A JVM flag set: java_src/jvm-profiles/<name>.yaml (the Java side's toolchain profile)."""
+
+    description: str = Field(description="One line: what this profile stands for.")
+    family: Literal["jvm"]
+    java: str = Field("java", description="The java launcher (a name on PATH or a path).")
+    package: str = Field(description="Debian package that provides this JVM (named when it is missing).")
+    flags: list[str] = Field(default_factory=list, description="Flags of the measured JVMs (JMH forks).")
+    notes: list[str] = Field(default_factory=list, description="What the profile separates, caveats.")
 
 
 # ---------------------------------------------------------------------- hosts
@@ -400,6 +459,8 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "cipher": CipherFile,
     "peer": PeerFile,
     "host": HostFile,
+    "java_peer": JavaPeerFile,
+    "jvm_profile": JvmProfileFile,
 }
 
 

@@ -1,0 +1,194 @@
+package cipherlab.ciphers.twofish;
+
+import cipherlab.BlockCipher;
+import cipherlab.Bytes;
+
+/**
+ * Twofish with full keying (see BlockCipher), written from the Twofish AES submission (Schneier et al.,
+ * 15 June 1998): words little-endian, whitening, 16 rounds and the output swap Sec. 4 (p7); F and g
+ * Sec. 4.1-4.2; MDS p8; key schedule Sec. 4.3 (p8-p10) with q0/q1 built from their 4-bit t-boxes
+ * (Sec. 4.3.5); "full keying" (Sec. 5.1): each key-dependent S-box s_j, times MDS column j, is one 256-int
+ * table, so g is four lookups and three xors.  q0, q1 and the GF(2^8) products are computed when the class
+ * loads.  Encryption and decryption use the same schedule.
+ */
+public final class Full implements BlockCipher {
+    private static final int[] Q0 = q(new int[][] {
+        {0x8, 0x1, 0x7, 0xD, 0x6, 0xF, 0x3, 0x2, 0x0, 0xB, 0x5, 0x9, 0xE, 0xC, 0xA, 0x4},
+        {0xE, 0xC, 0xB, 0x8, 0x1, 0x2, 0x3, 0x5, 0xF, 0x4, 0xA, 0x6, 0x7, 0x0, 0x9, 0xD},
+        {0xB, 0xA, 0x5, 0xE, 0x6, 0xD, 0x9, 0x0, 0xC, 0x8, 0xF, 0x3, 0x2, 0x4, 0x7, 0x1},
+        {0xD, 0x7, 0xF, 0x4, 0x1, 0x2, 0x6, 0xE, 0x9, 0xB, 0x3, 0x0, 0x8, 0x5, 0xC, 0xA}});
+    private static final int[] Q1 = q(new int[][] {
+        {0x2, 0x8, 0xB, 0xD, 0xF, 0x7, 0x6, 0xE, 0x3, 0x1, 0x9, 0x4, 0x0, 0xA, 0xC, 0x5},
+        {0x1, 0xE, 0x2, 0xB, 0x4, 0xC, 0x3, 0x7, 0x6, 0xD, 0xA, 0x5, 0xF, 0x9, 0x0, 0x8},
+        {0x4, 0xC, 0x7, 0x5, 0x1, 0x6, 0x9, 0xA, 0x0, 0xE, 0xD, 0x8, 0x2, 0xB, 0x3, 0xF},
+        {0xB, 0x9, 0x5, 0x1, 0xC, 0x3, 0xD, 0xE, 0x6, 0x4, 0x7, 0xF, 0x2, 0x0, 0x8, 0xA}});
+    private static final int[][] MDS = {{0x01, 0xEF, 0x5B, 0x5B}, {0x5B, 0xEF, 0xEF, 0x01},
+        {0xEF, 0x5B, 0x01, 0xEF}, {0xEF, 0x01, 0xEF, 0x5B}}; // p8, over GF(2^8)/0x169
+    private static final int[][] RS = {{0x01, 0xA4, 0x55, 0x87, 0x5A, 0x58, 0xDB, 0x9E},
+        {0xA4, 0x56, 0x82, 0xF3, 0x1E, 0xC6, 0x68, 0xE5}, {0x02, 0xA1, 0xFC, 0xC1, 0x47, 0xAE, 0x3D, 0x19},
+        {0xA4, 0x55, 0x87, 0x5A, 0x58, 0xDB, 0x9E, 0x03}}; // p9, over GF(2^8)/0x14D
+    /** MC[j][v]: MDS column j times byte v, as the word whose byte i is MDS[i][j] * v. */
+    private static final int[][] MC = new int[4][256];
+
+    private static int[] q(int[][] t) { // Sec. 4.3.5
+        int[] out = new int[256];
+        for (int x = 0; x < 256; x++) {
+            int a0 = x >>> 4, b0 = x & 15;
+            int a1 = a0 ^ b0, b1 = (a0 ^ ((b0 >>> 1) | (b0 << 3)) ^ (8 * a0)) & 15;
+            int a2 = t[0][a1], b2 = t[1][b1];
+            int a3 = a2 ^ b2, b3 = (a2 ^ ((b2 >>> 1) | (b2 << 3)) ^ (8 * a2)) & 15;
+            out[x] = (t[3][b3] << 4) | t[2][a3];
+        }
+        return out;
+    }
+
+    private static int gmul(int a, int b, int poly) {
+        int p = 0;
+        for (; b != 0; b >>>= 1) {
+            if ((b & 1) != 0)
+                p ^= a;
+            a <<= 1;
+            if ((a & 0x100) != 0)
+                a ^= poly;
+        }
+        return p;
+    }
+
+    static {
+        for (int j = 0; j < 4; j++)
+            for (int v = 0; v < 256; v++)
+                for (int i = 0; i < 4; i++)
+                    MC[j][v] |= gmul(MDS[i][j], v, 0x169) << (8 * i);
+    }
+
+    private final int[] s0 = new int[256], s1 = new int[256], s2 = new int[256], s3 = new int[256];
+    private final int[] kw = new int[40];
+
+    @Override
+    public int blockBytes() {
+        return 16;
+    }
+
+    @Override
+    public int[] keyBits() {
+        return new int[] {128, 192, 256};
+    }
+
+    @Override
+    public int tableBytes() {
+        return 2 * 256 * 4 + 4 * 256 * 4; // q0, q1 (as ints) and the MDS columns, used by key setup only
+    }
+
+    @Override
+    public int scheduleBytes() {
+        return 4 * 256 * 4 + 40 * 4;
+    }
+
+    /** Lane j of h before MDS (Sec. 4.3.2): byte x through the q stages with list l (l[i] = word L_i). */
+    private static int lane(int x, int j, int k, int[] l) {
+        final int[][] first = {{1, 0, 0, 1}, {1, 1, 0, 0}}; // the q of stage k=4, k=3 per lane: 1 = q1
+        if (k == 4)
+            x = (first[0][j] == 1 ? Q1[x] : Q0[x]) ^ ((l[3] >>> (8 * j)) & 0xff);
+        if (k >= 3)
+            x = (first[1][j] == 1 ? Q1[x] : Q0[x]) ^ ((l[2] >>> (8 * j)) & 0xff);
+        switch (j) {
+            case 0: return Q1[Q0[Q0[x] ^ (l[1] & 0xff)] ^ (l[0] & 0xff)];
+            case 1: return Q0[Q0[Q1[x] ^ ((l[1] >>> 8) & 0xff)] ^ ((l[0] >>> 8) & 0xff)];
+            case 2: return Q1[Q1[Q0[x] ^ ((l[1] >>> 16) & 0xff)] ^ ((l[0] >>> 16) & 0xff)];
+            default: return Q0[Q1[Q1[x] ^ (l[1] >>> 24)] ^ (l[0] >>> 24)];
+        }
+    }
+
+    private static int h(int x, int k, int[] l) {
+        return MC[0][lane(x & 0xff, 0, k, l)] ^ MC[1][lane((x >>> 8) & 0xff, 1, k, l)]
+                ^ MC[2][lane((x >>> 16) & 0xff, 2, k, l)] ^ MC[3][lane(x >>> 24, 3, k, l)];
+    }
+
+    private int setKey(byte[] key, int bits) {
+        if (bits != 128 && bits != 192 && bits != 256)
+            return BAD_KEY_LENGTH;
+        int k = bits / 64;
+        int[] me = new int[k], mo = new int[k], s = new int[k];
+        for (int i = 0; i < k; i++) {
+            me[i] = Bytes.load32le(key, 8 * i);
+            mo[i] = Bytes.load32le(key, 8 * i + 4);
+            int w = 0; // S_i = RS . (m_8i .. m_8i+7); the list S is (S_k-1, ..., S_0)
+            for (int r = 0; r < 4; r++) {
+                int v = 0;
+                for (int c = 0; c < 8; c++)
+                    v ^= gmul(RS[r][c], key[8 * i + c] & 0xff, 0x14D);
+                w |= v << (8 * r);
+            }
+            s[k - 1 - i] = w;
+        }
+        final int rho = 0x01010101;
+        for (int i = 0; i < 20; i++) {
+            int a = h(2 * i * rho, k, me), b = Integer.rotateLeft(h((2 * i + 1) * rho, k, mo), 8);
+            kw[2 * i] = a + b;
+            kw[2 * i + 1] = Integer.rotateLeft(a + 2 * b, 9);
+        }
+        for (int x = 0; x < 256; x++) {
+            s0[x] = MC[0][lane(x, 0, k, s)];
+            s1[x] = MC[1][lane(x, 1, k, s)];
+            s2[x] = MC[2][lane(x, 2, k, s)];
+            s3[x] = MC[3][lane(x, 3, k, s)];
+        }
+        return OK;
+    }
+
+    @Override
+    public int setEncryptKey(byte[] key, int bits) {
+        return setKey(key, bits);
+    }
+
+    @Override
+    public int setDecryptKey(byte[] key, int bits) {
+        return setKey(key, bits);
+    }
+
+    @Override
+    public void encrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
+        final int[] s0 = this.s0, s1 = this.s1, s2 = this.s2, s3 = this.s3, k = this.kw;
+        for (int n = 0; n < nblocks; n++, inOff += 16, outOff += 16) {
+            int r0 = Bytes.load32le(in, inOff) ^ k[0], r1 = Bytes.load32le(in, inOff + 4) ^ k[1];
+            int r2 = Bytes.load32le(in, inOff + 8) ^ k[2], r3 = Bytes.load32le(in, inOff + 12) ^ k[3];
+            for (int i = 8; i < 40; i += 4) { // two rounds per turn: the swap becomes a change of names
+                int t0 = s0[r0 & 0xff] ^ s1[(r0 >>> 8) & 0xff] ^ s2[(r0 >>> 16) & 0xff] ^ s3[r0 >>> 24];
+                int t1 = s0[r1 >>> 24] ^ s1[r1 & 0xff] ^ s2[(r1 >>> 8) & 0xff] ^ s3[(r1 >>> 16) & 0xff];
+                r2 = Integer.rotateRight(r2 ^ (t0 + t1 + k[i]), 1);
+                r3 = Integer.rotateLeft(r3, 1) ^ (t0 + 2 * t1 + k[i + 1]);
+                t0 = s0[r2 & 0xff] ^ s1[(r2 >>> 8) & 0xff] ^ s2[(r2 >>> 16) & 0xff] ^ s3[r2 >>> 24];
+                t1 = s0[r3 >>> 24] ^ s1[r3 & 0xff] ^ s2[(r3 >>> 8) & 0xff] ^ s3[(r3 >>> 16) & 0xff];
+                r0 = Integer.rotateRight(r0 ^ (t0 + t1 + k[i + 2]), 1);
+                r1 = Integer.rotateLeft(r1, 1) ^ (t0 + 2 * t1 + k[i + 3]);
+            }
+            Bytes.store32le(out, outOff, r2 ^ k[4]); // output whitening undoes the last swap
+            Bytes.store32le(out, outOff + 4, r3 ^ k[5]);
+            Bytes.store32le(out, outOff + 8, r0 ^ k[6]);
+            Bytes.store32le(out, outOff + 12, r1 ^ k[7]);
+        }
+    }
+
+    @Override
+    public void decrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
+        final int[] s0 = this.s0, s1 = this.s1, s2 = this.s2, s3 = this.s3, k = this.kw;
+        for (int n = 0; n < nblocks; n++, inOff += 16, outOff += 16) {
+            int r2 = Bytes.load32le(in, inOff) ^ k[4], r3 = Bytes.load32le(in, inOff + 4) ^ k[5];
+            int r0 = Bytes.load32le(in, inOff + 8) ^ k[6], r1 = Bytes.load32le(in, inOff + 12) ^ k[7];
+            for (int i = 36; i >= 8; i -= 4) {
+                int t0 = s0[r2 & 0xff] ^ s1[(r2 >>> 8) & 0xff] ^ s2[(r2 >>> 16) & 0xff] ^ s3[r2 >>> 24];
+                int t1 = s0[r3 >>> 24] ^ s1[r3 & 0xff] ^ s2[(r3 >>> 8) & 0xff] ^ s3[(r3 >>> 16) & 0xff];
+                r0 = Integer.rotateLeft(r0, 1) ^ (t0 + t1 + k[i + 2]);
+                r1 = Integer.rotateRight(r1 ^ (t0 + 2 * t1 + k[i + 3]), 1);
+                t0 = s0[r0 & 0xff] ^ s1[(r0 >>> 8) & 0xff] ^ s2[(r0 >>> 16) & 0xff] ^ s3[r0 >>> 24];
+                t1 = s0[r1 >>> 24] ^ s1[r1 & 0xff] ^ s2[(r1 >>> 8) & 0xff] ^ s3[(r1 >>> 16) & 0xff];
+                r2 = Integer.rotateLeft(r2, 1) ^ (t0 + t1 + k[i]);
+                r3 = Integer.rotateRight(r3 ^ (t0 + 2 * t1 + k[i + 1]), 1);
+            }
+            Bytes.store32le(out, outOff, r0 ^ k[0]);
+            Bytes.store32le(out, outOff + 4, r1 ^ k[1]);
+            Bytes.store32le(out, outOff + 8, r2 ^ k[2]);
+            Bytes.store32le(out, outOff + 12, r3 ^ k[3]);
+        }
+    }
+}

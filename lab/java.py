@@ -1,0 +1,417 @@
+"""The Java side: discover, build, gate and time the Java implementations and the Java peers.
+
+* :func:`discover` — our Java implementations (the ``java:`` section of each ``cipher.yaml``; the class is
+  ``java_src/ciphers/<cipher>/<Strategy>.java``) and the Java peers (``java_src/peers/<library>.yaml``);
+* :func:`profiles` — the JVM flag sets of ``java_src/jvm-profiles/*.yaml`` (family ``jvm``; kept apart from
+  ``toolchains/`` because the run pipeline treats every toolchain profile as a C compiler);
+* :func:`build` — one javac step over ``java_src`` (the interface, the kat program, the implementations, the
+  peer adapters and the JMH benchmarks), keyed by a hash of the sources, the registry, javac's version and the
+  jars, so an unchanged tree is not compiled again; the jars are the ones ``java_src/pom.xml`` pins, fetched once
+  by Maven into ``~/.m2`` and used offline after that;
+* :func:`run_kat` — the Java ``kat`` program on the cipher's vectors, judged by :func:`lab.kat.verdict`, the
+  same judgement as a C build's (records, n-block check, round trip, the checksum stored in ``cipher.yaml``);
+* :func:`run_jmh` / :func:`parse_jmh` — JMH (forks are separate JVMs: the lab's unit of replication) and its
+  JSON, turned into the per-process samples :func:`lab.quantities.timing_quantities` and
+  :func:`lab.quantities.cycle_quantities` read (:func:`timing_processes`, :func:`cycle_processes`).
+
+A missing JDK or Maven is a one-line :func:`unavailable` reason naming the Debian package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .backends.base import Completed
+from .config import ROOT, Lab, read_yaml
+from .errors import ConfigError, UserError
+from .kat import Verdict, verdict
+from .schema import CipherFile, JavaPeerFile, JvmProfileFile, validate
+
+JAVA_SRC = ROOT / "java_src"
+JDK_PACKAGE = "openjdk-17-jdk-headless"  # what the jvm profiles of java_src/jvm-profiles measure
+MAVEN_PACKAGE = "maven"
+SOURCE_FOLDERS = ("harness", "ciphers", "peers", "bench")
+# JMH benchmark method -> (lab operation, blocks per call)
+BENCHMARKS = {"encrypt1": ("encrypt", 1), "decrypt1": ("decrypt", 1), "encrypt1024": ("encrypt", 1024),
+              "decrypt1024": ("decrypt", 1024), "keySetup": ("key_setup", None)}
+
+
+class JavaUnavailable(UserError):
+    """Java cannot run here (no JDK, no Maven, jars that cannot be fetched): the reason is one line."""
+
+
+class JavaBuildFailed(UserError):
+    """javac refused the sources: the message holds its first errors."""
+
+
+# ------------------------------------------------------------------ values
+@dataclass(frozen=True)
+class JavaImpl:
+    """One Java implementation of a cipher: ours (a class per strategy) or a peer library's (an adapter)."""
+
+    cipher: str
+    name: str
+    display: str
+    impl_class: str  # portable, hardware (ours) or peer
+    summary: str
+    class_name: str  # what the registry instantiates
+    argument: str | None  # the peer adapter's argument
+    block_bits: int
+    key_bits: tuple[int, ...]
+    vector_files: tuple[Path, ...]
+    checksums: tuple[tuple[int, str], ...] = ()
+    default: bool = False
+    library: str | None = None  # peers: bouncycastle, sunjce
+    code: str = "portable"  # portable Java, or hardware (JIT intrinsics)
+    source: Path | None = None  # ours: the .java file
+
+    @property
+    def id(self) -> str:
+        return f"{self.cipher}/{self.name}"
+
+
+@dataclass(frozen=True)
+class JvmProfile:
+    name: str
+    description: str
+    java: str
+    package: str
+    flags: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JavaBuild:
+    classes: Path
+    jars: tuple[Path, ...]
+    key: str
+    javac_version: str
+
+    @property
+    def classpath(self) -> str:
+        return os.pathsep.join([str(self.classes), *map(str, self.jars)])
+
+
+# -------------------------------------------------------------- discovery
+def strategy_class(name: str) -> str:
+    """The class name of a strategy: ttable -> Ttable, full_keying -> FullKeying."""
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+def package_of(cipher: str) -> str:
+    """The Java package of a cipher folder (a leading digit gets an underscore: 3des -> _3des)."""
+    return "cipherlab.ciphers." + (f"_{cipher}" if cipher[:1].isdigit() else cipher)
+
+
+def discover(lab: Lab, source_root: Path = JAVA_SRC) -> dict[str, JavaImpl]:
+    """Every Java implementation and peer, by id; a listed class without its file is a ConfigError."""
+    out: dict[str, JavaImpl] = {}
+    for cname, cipher in sorted(lab.ciphers.items()):
+        path = cipher.folder / "cipher.yaml"
+        cf: CipherFile = validate(CipherFile, read_yaml(path), path)
+        vectors = next(iter(cipher.impls.values())).vector_files
+        for name, ji in cf.java.items():
+            src = source_root / "ciphers" / cname / f"{strategy_class(name)}.java"
+            if not src.is_file():
+                raise ConfigError(path, f"java.{name}", f"no Java source {src.relative_to(source_root.parent)}.",
+                                  "write the class or remove the entry")
+            out[f"{cname}/{name}"] = JavaImpl(
+                cname, name, cipher.display, ji.impl_class, ji.summary, f"{package_of(cname)}.{strategy_class(name)}",
+                None, cipher.block_bits, cipher.key_bits, vectors, tuple(sorted(cf.checksums.items())), ji.default,
+                source=src)
+    for path in sorted((source_root / "peers").glob("*.yaml")):
+        pf: JavaPeerFile = validate(JavaPeerFile, read_yaml(path), path)
+        for cname, impls in pf.implementations.items():
+            if cname not in lab.ciphers:
+                raise ConfigError(path, f"implementations.{cname}", "not a known cipher.",
+                                  f"use one of {sorted(lab.ciphers)}")
+            cipher = lab.ciphers[cname]
+            some = next(iter(cipher.impls.values()))
+            keys = ",".join(map(str, cipher.key_bits))
+            for name, pi in impls.items():
+                if pf.adapter == "Jce":
+                    transformation, key_alg = pi.algorithm.split()
+                    arg = f"{pf.provider} {transformation} {key_alg} {cipher.block_bits // 8} {keys}"
+                else:
+                    arg = f"{pi.algorithm} {keys}"
+                out[f"{cname}/{name}"] = JavaImpl(
+                    cname, name, cipher.display, "peer", pi.summary, f"cipherlab.peers.{pf.adapter}", arg,
+                    cipher.block_bits, cipher.key_bits, some.vector_files, some.checksums, library=pf.library,
+                    code=pi.code)
+    return out
+
+
+def profiles(folder: Path = JAVA_SRC / "jvm-profiles") -> dict[str, JvmProfile]:
+    out = {}
+    for path in sorted(folder.glob("*.yaml")):
+        p: JvmProfileFile = validate(JvmProfileFile, read_yaml(path), path)
+        out[path.stem] = JvmProfile(path.stem, p.description, p.java, p.package, tuple(p.flags), tuple(p.notes))
+    return out
+
+
+def registry_text(impls: dict[str, JavaImpl]) -> str:
+    lines = ["# written by lab/java.py: id <TAB> class [<TAB> adapter argument]"]
+    for i in impls.values():
+        lines.append("\t".join([i.id, i.class_name] + ([i.argument] if i.argument else [])))
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------- toolchain
+def unavailable(java: str = "java") -> str | None:
+    """Why Java cannot run here (one line naming the Debian package to install), or None."""
+    if not shutil.which("javac") or not shutil.which(java):
+        missing = "javac" if not shutil.which("javac") else java
+        return f"Java not found ({missing} is not on PATH): install the Debian package {JDK_PACKAGE}"
+    return None
+
+
+def java_version(java: str = "java") -> str:
+    """The `java -version` build line, e.g. 'OpenJDK 64-Bit Server VM (build 17.0.15+6-Debian-1deb12u1, ...)'."""
+    r = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def pinned_artifacts(pom: Path = JAVA_SRC / "pom.xml") -> list[str]:
+    """group:artifact:version of every dependency java_src/pom.xml pins."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(pom).getroot()
+    return [":".join(d.findtext(f"m:{k}", namespaces=ns) for k in ("groupId", "artifactId", "version"))
+            for d in root.findall("m:dependencies/m:dependency", ns)]
+
+
+def jars(build_dir: Path, pom: Path = JAVA_SRC / "pom.xml") -> tuple[Path, ...]:
+    """The jars of the pinned dependencies and theirs, from ~/.m2; Maven fetches them the first time only."""
+    key = hashlib.sha256(pom.read_bytes()).hexdigest()[:16]
+    listing = (build_dir / "java" / f"classpath-{key}.txt").resolve()
+    if listing.is_file():
+        paths = tuple(Path(p) for p in listing.read_text().strip().split(os.pathsep) if p)
+        if all(p.is_file() for p in paths):
+            return paths
+    if not shutil.which("mvn"):
+        raise JavaUnavailable(f"Maven not found (mvn is not on PATH): install the Debian package {MAVEN_PACKAGE}")
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    tail = ""
+    for offline in (True, False):  # offline first: after the first fetch nothing goes to the network
+        argv = ["mvn", "-q", "-B", "-Dstyle.color=never", *(["-o"] if offline else []), "-f", str(pom), "dependency:build-classpath",
+                f"-Dmdep.outputFile={listing}"]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+        if r.returncode == 0 and listing.is_file():
+            return tuple(Path(p) for p in listing.read_text().strip().split(os.pathsep) if p)
+        tail = ((r.stdout + r.stderr).strip().splitlines() or [""])[-1][:200]
+    raise JavaUnavailable(f"Maven could not fetch the jars of {pom.name} ({', '.join(pinned_artifacts(pom))}): {tail}")
+
+
+# ----------------------------------------------------------------- build
+def build(build_dir: Path, impls: dict[str, JavaImpl], source_root: Path = JAVA_SRC) -> JavaBuild:
+    """javac over source_root's harness, ciphers, peers and bench folders (content-hash cached)."""
+    reason = unavailable()
+    if reason:
+        raise JavaUnavailable(reason)
+    jar_paths = jars(build_dir)
+    sources = sorted(p for d in SOURCE_FOLDERS for p in (source_root / d).rglob("*.java"))
+    javac_v = subprocess.run(["javac", "-version"], capture_output=True, text=True, timeout=60)
+    javac_version = (javac_v.stdout + javac_v.stderr).strip()
+    registry = registry_text(impls)
+    h = hashlib.sha256()
+    for p in sources:
+        h.update(str(p.relative_to(source_root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    h.update(registry.encode() + javac_version.encode() + os.pathsep.join(map(str, jar_paths)).encode())
+    key = h.hexdigest()[:20]
+    out = (build_dir / "java" / key / "classes").resolve()
+    if (out.parent / "complete").is_file():
+        return JavaBuild(out, jar_paths, key, javac_version)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="classes.", dir=out.parent))
+    cp = os.pathsep.join(map(str, jar_paths))
+    argv = ["javac", "--release", "17", "-encoding", "UTF-8", "-nowarn", "-d", str(tmp), "-cp", cp,
+            "-processorpath", cp, *map(str, sources)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        errors = [ln for ln in (r.stdout + r.stderr).splitlines() if ": error:" in ln][:3]
+        raise JavaBuildFailed("javac failed: " + ("; ".join(errors) or (r.stdout + r.stderr).strip()[-300:]))
+    (tmp / "cipherlab").mkdir(exist_ok=True)
+    (tmp / "cipherlab" / "registry.txt").write_text(registry)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    (out.parent / "complete").write_text(" ".join(argv[:-len(sources)]) + "\n")
+    return JavaBuild(out, jar_paths, key, javac_version)
+
+
+# ------------------------------------------------------------ the gate
+def run_program(b: JavaBuild, main: str, args: list[str], profile: JvmProfile | None = None,
+                timeout: float = 600) -> Completed:
+    argv = [profile.java if profile else "java", *(profile.flags if profile else ()), "-cp", b.classpath, main, *args]
+    t0, started = time.monotonic(), time.time()
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return Completed(argv, None, out, "", time.monotonic() - t0, timed_out=True, started=started)
+    return Completed(argv, r.returncode, r.stdout, r.stderr, time.monotonic() - t0, started=started)
+
+
+def kat_runs(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, files: list[Path] | None = None,
+             timeout: float = 600) -> list[tuple[Path, Completed]]:
+    """The kat program's run on each vectors file (its JSON records: ``Completed.json_lines()``)."""
+    runs = []
+    for f in (files if files is not None else impl.vector_files):
+        c = run_program(b, "cipherlab.Kat", ["--impl", impl.id, "--file", str(Path(f).resolve())], profile, timeout)
+        runs.append((Path(f), c))
+        if not any(x.get("type") == "kat_summary" for x in c.json_lines()):
+            break
+    return runs
+
+
+def kat_records(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None,
+                files: list[Path] | None = None, timeout: float = 600) -> list[dict]:
+    """Every JSON record the kat program printed (kat_fail, kat_checksum, kat_summary, error, unavailable)."""
+    return [rec for _, c in kat_runs(b, impl, profile, files, timeout) for rec in c.json_lines()]
+
+
+def run_kat(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, files: list[Path] | None = None,
+            timeout: float = 600) -> Verdict:
+    """The known-answer gate of one Java implementation, judged exactly as a C build is."""
+    return verdict(kat_runs(b, impl, profile, files, timeout), dict(impl.checksums))
+
+
+# ---------------------------------------------------------------- timing
+@dataclass
+class JmhResult:
+    """One JMH benchmark of one implementation and key size: the scores of every fork (ns per operation)."""
+
+    impl: str
+    key_bits: int
+    benchmark: str  # encrypt1, decrypt1, encrypt1024, decrypt1024, keySetup
+    op: str  # encrypt, decrypt, key_setup
+    n_blocks: int | None
+    unit: str
+    forks: list[list[float]] = field(default_factory=list)  # per fork (process): its measured iterations
+    jvm: str = ""
+    vm_version: str = ""
+    jvm_args: list[str] = field(default_factory=list)
+    warmup_iterations: int = 0
+    warmup_time: str = ""
+    measurement_time: str = ""
+
+    @property
+    def per_process_min(self) -> list[float]:
+        return [min(f) for f in self.forks if f]
+
+
+def parse_jmh(data: list | str | Path) -> list[JmhResult]:
+    """JMH's ``-rf json`` output (a path, its text or the parsed list) as one JmhResult per benchmark."""
+    if isinstance(data, Path):
+        data = data.read_text()
+    if isinstance(data, str):
+        data = json.loads(data)
+    out = []
+    for r in data:
+        method = r["benchmark"].rsplit(".", 1)[-1]
+        if method not in BENCHMARKS:
+            raise ValueError(f"JMH result of an unknown benchmark {r['benchmark']!r}")
+        if r.get("mode") != "avgt":
+            raise ValueError(f"JMH result {r['benchmark']!r} in mode {r.get('mode')!r}, expected avgt")
+        pm = r["primaryMetric"]
+        unit = pm["scoreUnit"]
+        scale = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}.get(unit)
+        if scale is None:
+            raise ValueError(f"JMH result {r['benchmark']!r} in unit {unit!r}, expected a time per operation")
+        op, n = BENCHMARKS[method]
+        out.append(JmhResult(
+            impl=r["params"]["impl"], key_bits=int(r["params"]["keyBits"]), benchmark=method, op=op, n_blocks=n,
+            unit="ns/op", forks=[[float(x) * scale for x in fork] for fork in pm["rawData"]], jvm=r.get("jvm", ""),
+            vm_version=r.get("vmVersion", ""), jvm_args=list(r.get("jvmArgs", [])),
+            warmup_iterations=int(r.get("warmupIterations", 0)), warmup_time=r.get("warmupTime", ""),
+            measurement_time=r.get("measurementTime", "")))
+    return out
+
+
+def timing_processes(results: list[JmhResult], impl: str) -> list[dict]:
+    """Per fork, the timing program's per-process shape for lab.quantities.timing_quantities:
+    ``{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample": 1, "ns": [ns per block or key pair, ...]}}}``
+    from the one-block benchmarks and keySetup (NIST's blocks_per_call of 1).  Fork i of each benchmark is
+    process i: each quantity's per-process minima come from separate JVMs, as the lab's do from processes."""
+    mine = [r for r in results if r.impl == impl and r.benchmark in ("encrypt1", "decrypt1", "keySetup")]
+    nforks = min((len(r.forks) for r in mine), default=0)
+    procs = []
+    for i in range(nforks):
+        proc: dict = {}
+        for r in mine:
+            proc.setdefault(r.key_bits, {})[r.op] = {"per_sample": 1, "ns": list(r.forks[i])}
+        procs.append({k: v for k, v in proc.items() if len(v) == 3})
+    return [p for p in procs if p]
+
+
+def cycle_processes(results: list[JmhResult], impl: str) -> list[list[dict]]:
+    """Per fork, the cycles program's per-process shape for lab.quantities.cycle_quantities: Encrypt-n and
+    Decrypt-n (n = 1, 1024) as ns per call, counter ``jmh`` (no empty-call record: JMH subtracts nothing and
+    its per-call overhead is part of the cost, as the C programs' is before the null call is taken off)."""
+    mine = [r for r in results if r.impl == impl and r.op in ("encrypt", "decrypt")]
+    nforks = min((len(r.forks) for r in mine), default=0)
+    return [[{"key_size": r.key_bits, "op": r.op, "n": r.n_blocks, "calls": 1, "counter": "jmh", "unit": "ns",
+              "deltas": list(r.forks[i])} for r in mine] for i in range(nforks)]
+
+
+def run_jmh(b: JavaBuild, impl: JavaImpl, profile: JvmProfile, out_json: Path, key_bits: list[int] | None = None,
+            benchmarks: list[str] | None = None, forks: int = 2, warmup: int = 3, iterations: int = 5,
+            iteration_ms: int = 200, timeout: float = 1800) -> list[JmhResult]:
+    """JMH over one implementation: every benchmark x key size, `forks` JVMs each (the profile's flags)."""
+    keys = [k for k in (key_bits or impl.key_bits) if k in impl.key_bits]
+    names = benchmarks or list(BENCHMARKS)
+    regex = r"cipherlab\.bench\.CipherBench\.(" + "|".join(map(re.escape, names)) + r")$"
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    args = [regex, "-p", f"impl={impl.id}", "-p", f"keyBits={','.join(map(str, keys))}", "-f", str(forks),
+            "-wi", str(warmup), "-i", str(iterations), "-w", f"{iteration_ms}ms", "-r", f"{iteration_ms}ms",
+            "-foe", "true", "-rf", "json", "-rff", str(out_json), "-jvm", shutil.which(profile.java) or profile.java]
+    if profile.flags:
+        args += ["-jvmArgsAppend", " ".join(profile.flags)]
+    c = run_program(b, "org.openjdk.jmh.Main", args, None, timeout)
+    if not c.ok or not out_json.is_file():
+        tail = [ln for ln in (c.stdout + c.stderr).splitlines() if ln.strip()][-3:]
+        raise RuntimeError(f"JMH on {impl.id} ({profile.name}): {c.describe_failure()}: {' | '.join(tail)[:400]}")
+    return parse_jmh(out_json)
+
+
+# ------------------------------------------------------- ours against a peer
+def paired_ratios(rounds: list[dict[str, dict[str, float]]], ours: str, peer: str) -> dict[str, dict]:
+    """Cost ratios ours / peer per benchmark from interleaved rounds ({impl: {benchmark: best ns/op}} each, the
+    two measured back to back): the median over rounds with the smallest and largest (a drift of the machine
+    between rounds cancels within a round), and the ratio of the best costs over all rounds."""
+    out = {}
+    names = sorted({b for r in rounds for b in r.get(ours, {})} & {b for r in rounds for b in r.get(peer, {})})
+    for b in names:
+        rs = sorted(r[ours][b] / r[peer][b] for r in rounds if b in r.get(ours, {}) and b in r.get(peer, {}))
+        mid = len(rs) // 2
+        median = rs[mid] if len(rs) % 2 else (rs[mid - 1] + rs[mid]) / 2
+        best = min(r[ours][b] for r in rounds if b in r.get(ours, {})) / \
+            min(r[peer][b] for r in rounds if b in r.get(peer, {}))
+        out[b] = {"median": median, "low": rs[0], "high": rs[-1], "rounds": len(rs), "best_over_best": best}
+    return out
+
+
+def interleaved_rounds(b: JavaBuild, impls: list[JavaImpl], profile: JvmProfile, out_dir: Path, rounds: int = 3,
+                       benchmarks: list[str] | None = None, **jmh) -> list[dict[str, dict[str, float]]]:
+    """`rounds` rounds of one JMH run per implementation in turn (first key size, one fork unless given): per
+    round {impl: {benchmark: best ns/op over its forks}}, the input of :func:`paired_ratios`."""
+    jmh = {"forks": 1, "warmup": 4, "iterations": 5, "iteration_ms": 300, **jmh}
+    out = []
+    for rnd in range(rounds):
+        cur: dict[str, dict[str, float]] = {}
+        for impl in impls:
+            rs = run_jmh(b, impl, profile, out_dir / f"{impl.cipher}_{impl.name}-{profile.name}-{rnd}.json",
+                         key_bits=[impl.key_bits[0]], benchmarks=benchmarks, **jmh)
+            cur[impl.id] = {r.benchmark: min(r.per_process_min) for r in rs}
+        out.append(cur)
+    return out

@@ -1,0 +1,226 @@
+"""The Java side (lab/java.py, java_src/): every Java implementation and Java peer passes every vector and prints the
+checksum stored in cipher.yaml through the same verdict as C builds; a wrong S-box byte is caught; JMH's JSON
+becomes the lab's per-process samples; the interpreter profile is really slower; a missing JDK is 'unavailable'."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lab import java
+from lab.errors import ConfigError
+from lab.quantities import cycle_quantities, timing_quantities
+from lab.schema import CipherFile, JvmProfileFile, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+JMH_FIXTURE = ROOT / "tests" / "fixtures" / "jmh" / "rc6-ref-c2.json"
+STERBENZ_LIPP = {"mars", "rc6", "rijndael", "serpent", "twofish", "des", "3des", "idea"}
+IMPLS = java.discover(__import__("lab.config", fromlist=["Lab"]).Lab())
+
+
+@pytest.fixture(scope="session")
+def java_build(lab, build_dir) -> java.JavaBuild:
+    reason = java.unavailable()
+    if reason:
+        pytest.fail(reason + " (./cipherlab installs it)")
+    return java.build(build_dir, java.discover(lab))
+
+
+def test_ours_cover_sterbenz_and_lipp_and_the_peers_are_data():
+    ours = {i.cipher for i in IMPLS.values() if i.impl_class != "peer"}
+    assert STERBENZ_LIPP | {"cast256"} <= ours
+    bc = {i.cipher for i in IMPLS.values() if i.library == "bouncycastle"}
+    assert bc == {"rijndael", "serpent", "twofish", "rc6", "cast256", "des", "3des", "idea"}
+    assert {i.cipher for i in IMPLS.values() if i.library == "sunjce"} == {"rijndael", "des", "3des"}
+    for i in IMPLS.values():
+        assert i.checksums, f"{i.id}: no checksum stored in cipher.yaml to gate it"
+        assert (i.source is not None) == (i.impl_class != "peer")
+
+
+@pytest.mark.parametrize("impl_id", sorted(IMPLS))
+def test_known_answers_and_checksum(java_build, impl_id):
+    impl = IMPLS[impl_id]
+    runs = java.kat_runs(java_build, impl)
+    v = java.verdict(runs, dict(impl.checksums))
+    assert v.ok, v.line()
+    assert v.passed == v.records - v.skipped_key_size > 0 and v.failed == 0
+    # every key size printed its checksum, and each equals cipher.yaml's (the C builds' own)
+    assert v.checksums == dict(impl.checksums)
+    summary = next(x for _, c in runs for x in c.json_lines() if x["type"] == "kat_summary")
+    assert summary["impl"] == impl_id and summary["multiblock_failed"] == 0
+    assert summary["block_bytes"] * 8 == impl.block_bits and summary["key_bits"] == list(impl.key_bits)
+
+
+def test_a_wrong_sbox_byte_is_caught(lab, tmp_path, java_build):
+    """S1 of DES, row 0, column 3: 1 -> 0 (FIPS 46-3 p21) in a copy of java_src; the build still compiles, and
+    the kat program of that build fails des and 3des, with the first failing record named."""
+    src = tmp_path / "java_src"
+    shutil.copytree(java.JAVA_SRC, src, ignore=shutil.ignore_patterns("*.yaml", "pom.xml"))
+    core = src / "ciphers" / "des" / "DesCore.java"
+    text = core.read_text()
+    assert text.count("{14, 4, 13, 1, 2,") == 1
+    core.write_text(text.replace("{14, 4, 13, 1, 2,", "{14, 4, 13, 0, 2,"))
+    broken = java.build(tmp_path / "build", IMPLS, source_root=src)
+    assert broken.key != java_build.key
+    for impl_id in ("des/spbox", "3des/ede"):
+        v = java.run_kat(broken, IMPLS[impl_id])
+        assert v.status == "kat_failed" and v.failed > 0, v.line()
+        assert re.search(r"known-answer records failed \(first: line \d+ of", v.reason)
+    fails = [r for r in java.kat_records(broken, IMPLS["des/spbox"]) if r["type"] == "kat_fail"]
+    assert fails and {"line", "key_bits", "direction", "expected", "got"} <= set(fails[0])
+    assert java.run_kat(broken, IMPLS["des/bouncycastle"]).ok  # the peer in the same build is unaffected
+
+
+def test_jmh_json_becomes_the_labs_per_process_samples():
+    """A real JMH result (rc6/ref, C2, 2 forks x 3 iterations, 128-bit keys; tests/fixtures/jmh) parsed into the
+    timing and cycles programs' per-process shape, and from there into the lab's quantities."""
+    raw = json.loads(JMH_FIXTURE.read_text())
+    results = java.parse_jmh(JMH_FIXTURE)
+    assert {r.benchmark for r in results} == set(java.BENCHMARKS)
+    by = {r.benchmark: r for r in results}
+    enc1 = next(x for x in raw if x["benchmark"].endswith(".encrypt1"))
+    assert by["encrypt1"].forks == enc1["primaryMetric"]["rawData"]
+    assert by["encrypt1"].impl == "rc6/ref" and by["encrypt1"].key_bits == 128 and len(by["encrypt1"].forks) == 2
+    assert by["encrypt1"].vm_version.startswith("17.")
+
+    procs = java.timing_processes(results, "rc6/ref")
+    assert len(procs) == 2 and set(procs[0]) == {128}
+    tq = {q.metric: q for q in timing_quantities(procs, 128, "jmh")}
+    assert tq["encrypt_speed"].per_process == [min(f) for f in enc1["primaryMetric"]["rawData"]]
+    assert tq["encrypt_speed"].unit == "Kbit/s" and tq["encrypt_speed"].rate_work == 128e6
+    key = next(x for x in raw if x["benchmark"].endswith(".keySetup"))["primaryMetric"]["rawData"]
+    assert tq["key_setup_speed"].per_process == [min(f) for f in key] and tq["key_setup_speed"].unit == "keys/s"
+    assert len(tq["decrypt_speed"].samples) == 6
+
+    cq = {(q.metric, q.n_blocks): q for q in cycle_quantities(java.cycle_processes(results, "rc6/ref"))}
+    enc1024 = next(x for x in raw if x["benchmark"].endswith(".encrypt1024"))["primaryMetric"]["rawData"]
+    assert cq[("encrypt_per_block", 1024)].per_process == pytest.approx([min(f) / 1024 for f in enc1024])
+    assert cq[("encrypt_per_block", 1024)].unit == "ns" and cq[("decrypt_per_block", 1)].counter == "jmh"
+
+
+def test_jmh_json_that_is_not_a_cost_per_operation_is_refused():
+    raw = json.loads(JMH_FIXTURE.read_text())
+    thrpt = [dict(raw[0], mode="thrpt")]
+    with pytest.raises(ValueError, match="mode 'thrpt'"):
+        java.parse_jmh(thrpt)
+    other = [dict(raw[0], benchmark="cipherlab.bench.CipherBench.somethingElse")]
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        java.parse_jmh(other)
+    us = json.loads(json.dumps(raw[:1]))
+    us[0]["primaryMetric"]["scoreUnit"] = "us/op"
+    assert java.parse_jmh(us)[0].forks[0][0] == pytest.approx(raw[0]["primaryMetric"]["rawData"][0][0] * 1e3)
+
+
+def test_the_interpreter_is_several_times_slower_than_c2(java_build, tmp_path):
+    """The JVM profiles really differ: -Xint (no JIT) against the default tiered C2, RC6 encryption of 1024
+    blocks, one fork each, short iterations.  The 1999 papers saw about 10x; a loose 3x keeps it a behaviour."""
+    profs = java.profiles()
+    cost = {}
+    for name in ("openjdk17-c2", "openjdk17-int"):
+        (r,) = java.run_jmh(java_build, IMPLS["rc6/ref"], profs[name], tmp_path / f"{name}.json", key_bits=[128],
+                            benchmarks=["encrypt1024"], forks=1, warmup=3, iterations=3, iteration_ms=200)
+        assert ("-Xint" in r.jvm_args) == (name == "openjdk17-int")
+        cost[name] = min(r.per_process_min)
+    assert cost["openjdk17-int"] >= 3 * cost["openjdk17-c2"], cost
+
+
+def test_a_missing_jdk_is_unavailable_naming_the_package(monkeypatch, tmp_path, lab):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reason = java.unavailable()
+    assert reason and "\n" not in reason and java.JDK_PACKAGE in reason and "javac" in reason
+    with pytest.raises(java.JavaUnavailable, match=java.JDK_PACKAGE):
+        java.build(tmp_path / "build", IMPLS)
+
+
+def test_jvm_profiles_are_data_with_a_strict_schema(tmp_path):
+    profs = java.profiles()
+    assert {p.flags for p in profs.values()} >= {(), ("-XX:TieredStopAtLevel=1",), ("-Xint",),
+                                                ("-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAESIntrinsics")}
+    for p in profs.values():  # every flag set starts a JVM (a diagnostic flag needs its unlock first)
+        r = subprocess.run([p.java, *p.flags, "-version"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{p.name}: {r.stderr.strip()}"
+    bad = tmp_path / "fast.yaml"
+    bad.write_text("description: x\nfamily: jvm\npackage: p\nflags: [-Xint]\nopt_level: 3\n")
+    with pytest.raises(ConfigError, match=r"fast.yaml: key 'opt_level': unknown key"):
+        java.profiles(tmp_path)
+    with pytest.raises(ConfigError, match="family"):
+        validate(JvmProfileFile, {"description": "x", "family": "gcc", "package": "p"}, bad)
+
+
+def test_the_java_section_of_cipher_yaml_is_strict_and_needs_its_source(lab, tmp_path):
+    path = lab.ciphers["rc6"].folder / "cipher.yaml"
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    data["java"]["ref"]["inlined"] = True
+    with pytest.raises(ConfigError, match=r"key 'java.ref.inlined': unknown key"):
+        validate(CipherFile, data, path)
+    data["java"]["ref"].pop("inlined")
+    data["java"]["ref"]["default"] = False
+    with pytest.raises(ConfigError, match="default: true"):
+        validate(CipherFile, data, path)
+    with pytest.raises(ConfigError, match=r"key 'java\.\w+': no Java source"):
+        java.discover(lab, source_root=tmp_path)
+
+
+@pytest.mark.parametrize("script", ["serpent/gen_bitslice.py", "cast256/gen_sboxes.py"])
+def test_generated_java_equals_its_generator(script):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, str(java.JAVA_SRC / "ciphers" / script), "--check"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_lab_validates_the_java_data_at_start(lab, tmp_path):
+    from lab.config import Lab
+
+    for d in ("toolchains", "targets", "profiles", "c_src"):
+        (tmp_path / d).symlink_to(ROOT / d)
+    shutil.copytree(java.JAVA_SRC / "jvm-profiles", tmp_path / "java_src" / "jvm-profiles")
+    assert set(Lab(root=tmp_path, shared=lab.shared).jvm_profile_files) == set(java.profiles())
+    (tmp_path / "java_src" / "jvm-profiles" / "openjdk17-int.yaml").write_text(
+        "description: x\nfamily: jvm\npackage: p\ninherits: openjdk17-c2\n")
+    with pytest.raises(ConfigError, match=r"openjdk17-int.yaml: key 'inherits': unknown key"):
+        Lab(root=tmp_path, shared=lab.shared)
+
+
+def test_a_provider_this_jvm_lacks_is_unavailable(java_build, tmp_path):
+    """A JCA peer whose provider is absent reports itself unavailable (exit 3), as an AES-NI build on a CPU
+    without AES-NI does, and the verdict says so.  (The registry read first on the class path names it.)"""
+    sun = IMPLS["rijndael/sunjce"]
+    ghost = java.JavaImpl(**{**sun.__dict__, "name": "ghost", "argument": sun.argument.replace("SunJCE", "NoSuchJCE")})
+    (tmp_path / "cipherlab").mkdir()
+    (tmp_path / "cipherlab" / "registry.txt").write_text(java.registry_text({ghost.id: ghost}))
+    b = java.JavaBuild(tmp_path, (java_build.classes, *java_build.jars), "ghost", java_build.javac_version)
+    runs = java.kat_runs(b, ghost)
+    assert runs[0][1].returncode == 3
+    v = java.verdict(runs, dict(ghost.checksums))
+    assert v.status == "unavailable", v.line()
+
+
+def test_paired_ratios_take_each_round_on_its_own():
+    """Ours and the peer measured back to back per round: a machine twice as slow in round 2 changes no ratio."""
+    rounds = [{"x/ours": {"encrypt1024": 100.0, "keySetup": 10.0}, "x/peer": {"encrypt1024": 125.0, "keySetup": 40.0}},
+              {"x/ours": {"encrypt1024": 200.0, "keySetup": 20.0}, "x/peer": {"encrypt1024": 250.0, "keySetup": 80.0}},
+              {"x/ours": {"encrypt1024": 90.0, "keySetup": 12.0}, "x/peer": {"encrypt1024": 100.0, "keySetup": 40.0}}]
+    r = java.paired_ratios(rounds, "x/ours", "x/peer")
+    assert r["encrypt1024"] == {"median": 0.8, "low": 0.8, "high": 0.9, "rounds": 3, "best_over_best": 0.9}
+    assert r["keySetup"]["median"] == pytest.approx(0.25) and r["keySetup"]["high"] == pytest.approx(0.3)
+    assert java.paired_ratios(rounds[:2], "x/ours", "x/peer")["keySetup"]["median"] == pytest.approx(0.25)
+    assert java.paired_ratios(rounds, "x/ours", "y/peer") == {}
+
+
+def test_interleaved_rounds_feed_paired_ratios(java_build, tmp_path):
+    pair = [IMPLS["idea/ref"], IMPLS["idea/bouncycastle"]]
+    rounds = java.interleaved_rounds(java_build, pair, java.profiles()["openjdk17-c2"], tmp_path, rounds=1,
+                                     benchmarks=["encrypt1"], warmup=1, iterations=2, iteration_ms=100)
+    assert len(rounds) == 1 and set(rounds[0]) == {"idea/ref", "idea/bouncycastle"}
+    r = java.paired_ratios(rounds, "idea/ref", "idea/bouncycastle")
+    assert set(r) == {"encrypt1"} and r["encrypt1"]["rounds"] == 1 and r["encrypt1"]["median"] > 0
