@@ -205,6 +205,17 @@ COMMANDS: tuple[Command, ...] = (
                     "insn_dkey, or a speed: encrypt_speed, decrypt_speed, key_setup_speed (measured)"),
                 Opt("repo", "the git repository whose revisions are bisected (default: this checkout)"), DEBUG),
             invoke="bisect"),
+    Command("history", "every quantity over runs (one machine's), the steps between runs, and the noise of identical "
+            "builds; writes reports/history/index.html", "history", (
+                Opt("ciphers", "comma list of ciphers (default: all)", "csv"),
+                Opt("implementations", "comma list of implementations", "csv"),
+                Opt("toolchains", "comma list of toolchains", "csv"),
+                Opt("targets", "comma list of targets", "csv"),
+                Opt("machine", "the machine whose runs (default: every machine; never mixed in one series)"),
+                Opt("by", "date (default) or compiler: the order of a series' points"),
+                Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
+                Opt("results_dir", "where the results are (default results/ in the checkout)"),
+                Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

@@ -332,3 +332,22 @@ def bisect(cipher=None, impl=None, toolchain=None, target=None, good=None, bad=N
                      toolchains, Path(repo).resolve() if repo else None)
     print(out.lines())
     return 0
+
+
+def history(ciphers=None, implementations=None, toolchains=None, targets=None, machine=None, by=None, metrics=None,
+            results_dir=None, reports_dir=None) -> int:
+    from . import history as hist
+
+    if by not in (None, "date", "compiler"):
+        raise UsageError(f"option --by: '{by}' is not supported (use date or compiler)")
+    lab = _lab()
+    df = hist.load(_dir(lab, results_dir, "results"), machine, cipher=ciphers, implementation=implementations,
+                   toolchain=toolchains, target=targets)
+    if df.empty:
+        raise UsageError("no measured runs match (see results/ and the filters given)")
+    found = hist.steps(df, tuple(metrics) if metrics else hist.DEFAULT_METRICS, by or "date")
+    gauge = hist.noise_gauge(df)
+    print(hist.format_history(found, gauge))
+    page = hist.write_site(df, found, gauge, _dir(lab, reports_dir, "reports"), by or "date")
+    print(f"history: {page}")
+    return 0

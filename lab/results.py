@@ -233,6 +233,8 @@ COLUMNS = {
     "profile": "measurement profile name",
     "host": "machine hostname",
     "cpu_model": "CPU model of the machine",
+    "started": "when the run started (ISO 8601, UTC): the x of a history",
+    "revision": "git revision of the lab's sources the run was made from (a '+' suffix: uncommitted changes)",
 }
 
 METRICS = {
@@ -535,7 +537,8 @@ def _base(meta: RunMeta, c: CellRecord) -> dict:
         meta.toolchains.get(c.toolchain, {}).get("version"),
         "cflags": " ".join(build.cflags) if build else "",
         "profile": meta.profile.get("name"), "host": meta.machine.get("hostname"),
-        "cpu_model": meta.machine.get("cpu_model"),
+        "cpu_model": meta.machine.get("cpu_model"), "started": meta.started,
+        "revision": (meta.git.get("revision") or "") + ("+" if meta.git.get("dirty") else ""),
     }
 
 

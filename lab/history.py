@@ -1,0 +1,199 @@
+"""History: every quantity over runs, its steps found, and the noise of identical builds as the gauge.
+
+A *series* is one cell (implementation, toolchain, target, machine) and one quantity; its points are the runs that
+measured it, ordered by the run's start (or by the compiler version).  One machine's figures are never drawn on
+another's series: the machine is part of the key, and a history is asked for per machine.
+
+Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
+its test: the split of a segment whose two sides differ most, judged on their pooled per-process values by
+``stats.compare`` (the best case's ratio interval against the noise band), is a change point when the comparison
+calls it; each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
+noise threshold.  Each step is reported with its size and interval, the first run after it, and the revisions
+between the runs on either side.
+
+Identical builds — the same compiler version, flags and source revision — are the noise gauge: the spread of
+their estimates is what a step must exceed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import results, stats
+from .trends import compiler_of
+
+KEY = ["cipher", "implementation", "toolchain", "target", "machine", "metric", "key_size", "n_blocks"]
+DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "insn_encrypt_per_block")
+
+
+@dataclass
+class Step:
+    series: str
+    metric: str
+    before_run: str
+    first_run: str  # the first run after the step
+    change: float  # relative change of speed (counts: of the cost's reciprocal)
+    ci_low: float
+    ci_high: float
+    verdict: str  # faster or slower
+    revisions: tuple[str, str]  # the revisions of the last run before and the first after
+
+    def line(self) -> str:
+        revs = f"; revisions {self.revisions[0] or '?'}..{self.revisions[1] or '?'}" \
+            if self.revisions[0] != self.revisions[1] else ""
+        return (f"{self.series} {self.metric}: {self.verdict} {100 * self.change:+.1f} % "
+                f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] from run {self.first_run}{revs}")
+
+
+def series_name(r) -> str:
+    return f"{r.cipher}/{r.implementation}@{r.toolchain}@{r.target}@{r.machine}"
+
+
+def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame:
+    """Every run of results_dir (one machine's, if named) through the index, filtered by column values
+    (cipher=..., implementation=..., toolchain=..., target=...)."""
+    dirs = results.run_dirs(Path(results_dir))
+    if machine:
+        dirs = [d for d in dirs if d.parent.name == machine]
+    df = results.load(dirs, results_dir) if dirs else pd.DataFrame(columns=list(results.COLUMNS))
+    if df.empty:
+        return df
+    df = df[(df.status == "ok") & df.estimate.notna()]
+    for k, v in where.items():
+        if v:
+            df = df[df[k].isin(v if isinstance(v, (list, tuple)) else [v])]
+    return df
+
+
+def _order(g: pd.DataFrame, by: str) -> pd.DataFrame:
+    if by == "compiler":
+        v = [compiler_of(t, c) for t, c in zip(g.compiler_version, g.compiler)]
+        return g.assign(_x=[x[1] if x else () for x in v]).sort_values(["_x", "started"])
+    return g.sort_values(["started", "run_id"])
+
+
+def _split_test(left: pd.DataFrame, right: pd.DataFrame, threshold: float) -> tuple[float, float, float, str]:
+    """(speed change, low, high, verdict) of right against left, pooled over their runs' processes."""
+    exact = left.estimator.iloc[0] == "exact"
+    if exact:  # counts are costs, exact: a change beyond the threshold
+        a, b = float(left.estimate.median()), float(right.estimate.median())
+        ch = a / b - 1
+        return ch, ch, ch, ("no change" if abs(ch) <= threshold else "faster" if ch > 0 else "slower")
+    pool = lambda d: [x for pp in d.per_process for x in (pp or [])]  # noqa: E731
+    c = stats.compare(pool(left), pool(right), left.estimator.iloc[0], threshold=threshold)
+    # per-process values are costs for every timed quantity (speeds are converted after): B/A of costs
+    return 1 / c.ratio - 1, 1 / c.ci_high - 1, 1 / c.ci_low - 1, c.verdict
+
+
+def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, min_size: int = 1) -> list[tuple]:
+    """Binary segmentation of one ordered series: [(index of the first run after the step, change, low, high,
+    verdict)], in order."""
+    found: list[tuple] = []
+
+    def search(lo: int, hi: int) -> None:  # the segment g[lo:hi]
+        best = None
+        for k in range(lo + min_size, hi - min_size + 1):
+            if k <= lo or k >= hi:
+                continue
+            ch, a, b, v = _split_test(g.iloc[lo:k], g.iloc[k:hi], threshold)
+            if v != "no change" and (best is None or abs(ch) > abs(best[1])):
+                best = (k, ch, a, b, v)
+        if best is None:
+            return
+        found.append(best)
+        search(lo, best[0])
+        search(best[0], hi)
+
+    search(0, len(g))
+    return sorted(found)
+
+
+def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
+          threshold: float = stats.NOISE_THRESHOLD) -> list[Step]:
+    out: list[Step] = []
+    sel = df[df.metric.isin(metrics)]
+    sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
+    for _, g in sel.groupby(KEY, dropna=False):
+        if g.run_id.nunique() < 2:
+            continue
+        g = _order(g, by).reset_index(drop=True)
+        for k, ch, lo, hi, v in change_points(g, threshold):
+            r0, r1 = g.iloc[k - 1], g.iloc[k]
+            out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
+                            (r0.revision, r1.revision)))
+    return out
+
+
+def noise_gauge(df: pd.DataFrame, metrics=DEFAULT_METRICS) -> pd.DataFrame:
+    """Identical builds (same cell, compiler version, flags and clean revision) measured in several runs: the
+    spread of their estimates (max / min - 1) per quantity, what a step must exceed."""
+    sel = df[df.metric.isin(metrics) & ~df.revision.fillna("").str.endswith("+") & (df.estimator != "exact")]
+    keys = [*KEY, "compiler_version", "cflags", "revision"]
+    g = sel.groupby(keys, dropna=False).estimate.agg(["count", "min", "max"]).reset_index()
+    g = g[g["count"] >= 2]
+    g["spread"] = g["max"] / g["min"] - 1
+    return g
+
+
+def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD) -> str:
+    lines = [s.line() for s in found] or [f"no step in any series (noise threshold ±{100 * threshold:.1f} %)"]
+    if not gauge.empty:
+        q = gauge.spread.quantile([0.5, 0.9])
+        lines.append(f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
+                     f"{100 * q.iloc[0]:.2f} %, p90 {100 * q.iloc[1]:.2f} %, max {100 * gauge.spread.max():.2f} %")
+    else:
+        lines.append("noise gauge: no identical build measured in two runs yet")
+    return "\n".join(lines)
+
+
+def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports_dir: Path, by: str = "date") -> Path:
+    """reports/history/index.html: each quantity over runs with its interval, instruction counts as their own
+    exact series, the steps and the noise gauge."""
+    import jinja2
+
+    from .report import charts
+
+    sel = df[df.metric.isin(["encrypt_speed", "insn_encrypt_per_block"])]
+    sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
+    figs = []
+    for (cipher, impl, target, machine, metric), g in sel.groupby(["cipher", "implementation", "target", "machine",
+                                                                    "metric"]):
+        if g.run_id.nunique() < 2:
+            continue
+        series = {}
+        for tc, t in g.groupby("toolchain"):
+            t = _order(t, by)
+            series[tc] = [(r.run_id[:15] if by == "date" else r.compiler_version.split(" (")[0], r.estimate,
+                           r.ci_low if math.isfinite(r.ci_low) else r.estimate,
+                           r.ci_high if math.isfinite(r.ci_high) else r.estimate) for r in t.itertuples()]
+        unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s, 128-bit key"
+        figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {machine}: {metric}",
+                                         ylabel=unit))
+    out = Path(reports_dir) / "history"
+    out.mkdir(parents=True, exist_ok=True)
+    html = jinja2.Template(_PAGE, autoescape=True).render(
+        steps=[s.line() for s in found], figs=figs, runs=df.run_id.nunique(),
+        machines=sorted(df.machine.unique()), gauge=format_history([], gauge).splitlines()[-1])
+    (out / "index.html").write_text(html)
+    return out / "index.html"
+
+
+_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cipherlab history</title>
+<style>body{font:14px sans-serif;margin:2em;max-width:1100px} li{margin:.2em 0}</style></head><body>
+<h1>History</h1>
+<p>{{ runs }} runs on {{ machines|join(', ') }}. Each series is one cell on one machine; steps are change points
+found by binary segmentation with the lab's comparison (the best case's ratio interval wholly beyond the ±3 %
+noise band; exact counts: a change beyond 3 %).</p>
+<p>{{ gauge }}</p>
+<h2>Steps</h2>
+{% if steps %}<ul>{% for s in steps %}<li>{{ s }}</li>{% endfor %}</ul>{% else %}<p>No step in any series.</p>{% endif %}
+<h2>Series</h2>
+{% for f in figs %}{{ f|safe }}{% endfor %}
+</body></html>
+"""
+
+__all__ = ["load", "steps", "change_points", "noise_gauge", "format_history", "write_site", "Step"]

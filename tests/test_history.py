@@ -1,0 +1,82 @@
+"""History (lab/history.py): a planted 10 % step in a series of synthetic runs is found at the right run by binary
+segmentation with the lab's comparison; a flat noisy series gives none; machines never share a series; the noise
+gauge of identical builds; the history page."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from lab import history, results
+
+from . import synth
+
+LAYOUT = list(1 + np.random.default_rng(3).permutation(np.linspace(0.0, 0.04, 21)))
+
+
+def _run(rd, n: int, serpent: float, rc6: float, machine: str = "synth", revision: str = "abc",
+         dirty: bool = False) -> None:
+    cells = [synth.cell(c, "ref", key_sizes=(128,), timing=synth.steady_timing(cost, cost * 1.1, 400.0, LAYOUT,
+                                                                                 blocks=1000, pairs=100))
+             for c, cost in (("serpent", serpent), ("rc6", rc6))]
+    for c in cells:
+        c["machine"] = machine
+    d = synth.write_run(rd, cells)
+    meta = json.loads((d / "run.json").read_text())
+    meta.update(started=f"2026-11-{n + 1:02d}T00:00:00+00:00", git={"revision": revision, "dirty": dirty},
+                machine_id=machine)
+    (d / "run.json").write_text(json.dumps(meta))
+    if machine != "synth":
+        (rd / machine).mkdir(exist_ok=True)
+        d.rename(rd / machine / d.name)
+
+
+@pytest.fixture(scope="module")
+def rd(tmp_path_factory):
+    rd = tmp_path_factory.mktemp("hist") / "results"
+    rng = np.random.default_rng(11)
+    for n in range(8):  # serpent 10 % slower from run 5 on; rc6 flat within 1 %
+        _run(rd, n, 150.0 * (1.1 if n >= 5 else 1.0), 200.0 * (1 + 0.01 * rng.random()),
+             revision="r1" if n < 5 else "r2")
+    for n in (8, 9):  # two runs from uncommitted sources: not identical builds, whatever their revision says
+        _run(rd, n, 150.0 * 1.1, 200.0 * 1.003, revision="r2", dirty=True)
+    _run(rd, 10, 100.0, 100.0, machine="other")  # another machine, much faster: never on the same series
+    return rd
+
+
+def test_a_planted_step_is_found_at_the_run_where_it_starts(rd):
+    df = history.load(rd, "synth")
+    found = history.steps(df, ("encrypt_speed",))
+    assert [(s.series.split("@")[0], s.verdict) for s in found] == [("serpent/ref", "slower")]
+    s = found[0]
+    runs = sorted(df.run_id.unique(), key=lambda r: df[df.run_id == r].started.iloc[0])
+    assert s.first_run == runs[5] and s.before_run == runs[4]
+    assert s.change == pytest.approx(1 / 1.1 - 1, abs=3e-3) and s.ci_low <= s.change <= s.ci_high
+    assert s.revisions == ("r1", "r2") and "revisions r1..r2" in s.line()
+
+
+def test_a_flat_noisy_series_gives_none_and_machines_never_mix(rd):
+    df = history.load(rd)  # every machine
+    found = history.steps(df, ("encrypt_speed",))
+    assert not [s for s in found if s.series.startswith("rc6")]
+    assert all(s.series.endswith("@synth") for s in found)  # the other machine's faster run is not a "step"
+    assert set(history.load(rd, "other").machine) == {"other"}
+
+
+def test_the_noise_gauge_and_the_page(rd, tmp_path):
+    df = history.load(rd, "synth")
+    gauge = history.noise_gauge(df)
+    rc6 = gauge[(gauge.cipher == "rc6") & (gauge.metric == "encrypt_speed")]
+    assert len(rc6) == 2 and rc6["count"].sum() == 8  # r1 (5 runs) and r2 (3 runs): identical builds each
+    assert (rc6.spread < 0.011).all()
+    text = history.format_history(history.steps(df), gauge)
+    assert "noise gauge:" in text and "serpent/ref@gcc-O3@host@synth encrypt_speed: slower" in text
+    page = history.write_site(df, history.steps(df), gauge, tmp_path).read_text()
+    assert "serpent/ref@gcc-O3@host@synth encrypt_speed: slower" in page and page.count("<svg") >= 2
+
+
+def test_results_index_makes_history_fast(rd):
+    # every run was indexed when written: loading the history reads no raw samples
+    assert all((d / "quantities.parquet").is_file() for d in results.run_dirs(rd))
