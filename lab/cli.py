@@ -245,8 +245,8 @@ def convert(opt: Opt, value: Any) -> Any:
             return None
         return [x.strip() for x in str(value).split(",") if x.strip()] or None
     if opt.kind in ("int", "float"):
-        if value in (None, "", 0) and opt.default is None:
-            return None
+        if value is None or value == "":  # not given (0 is a value: --jobs 0 must reach its check)
+            return opt.default
         try:
             return (int if opt.kind == "int" else float)(value)
         except (TypeError, ValueError):

@@ -12,7 +12,9 @@ from lab.cli import Command, call, invoke_commands
 def make_task(cmd: Command, name: str):
     params = [inspect.Parameter("c", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     for o in cmd.options:
-        default = {"flag": False, "switch": o.default, "int": 0, "float": 0.0, "optstr": False}.get(o.kind, "")
+        # numbers default to None (invoke then reads the value as text, which convert() turns into a number):
+        # a default of 0 could not be told from "--jobs 0"
+        default = {"flag": False, "switch": o.default, "int": None, "float": None, "optstr": False}.get(o.kind, "")
         if o.positional and o.nargs != "?":
             default = None  # invoke fills only positionals whose value is still None (an optional one stays "")
         params.append(inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
