@@ -259,3 +259,13 @@ def test_extract_reproduces_the_csvs(tmp_path):
     assert set(counts) == set(ref.FILES.values())
     for name in counts:
         assert (tmp_path / name).read_bytes() == (ref.HERE / name).read_bytes(), name
+
+
+def test_the_hand_entered_gladman_simd_speedup_is_in_the_paper():
+    from lab.config import Lab
+    from lab.report import reference
+
+    g = reference.load("gladman_simd")
+    text = (Lab().shared / "papers" / "gladman-aes-round2-implementation.txt").read_text()
+    for r in g.itertuples():
+        assert r.printed in text and float(r.printed.split("%")[0]) / 100 + 1 == pytest.approx(r.value)

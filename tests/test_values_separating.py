@@ -185,7 +185,7 @@ def test_memory_table_shows_the_best_speed_over_toolchains(run):
 
 def test_versus_libraries_picks_the_fastest_of_each_side(run):
     df = run["df"]
-    rows = {(r["toolchain"], r["kind"]): r for r in analysis.versus_libraries(df)}
+    rows = {(r["toolchain"], r["kind"]): r for r in analysis.versus_libraries(df) if r["blocks"] == 1}
     r = rows[("clang-O3", "portable")]
     assert (r["ours"], r["peer"]) == ("ttable", "libfast")  # not small, not libslow
     ours, peer = _row(df, "rijndael", "encrypt_speed", "ttable", "clang-O3"), \
@@ -235,3 +235,44 @@ def test_a2_and_a1_read_the_default_key_size(run):
     a2 = tables.a2_table(df, "gcc-O3", "host")  # default key size 128, as the report calls it
     assert a2["rows"], a2
     assert math.isfinite(_row(df, "rc6", "encrypt_per_block").estimate)
+
+
+def _simd_cell(impl, cls, one, n1024, **kw):
+    cyc = []
+    for f in LAYOUT:
+        d = lambda cost, calls, n=1: [int(round(cost * f * calls * n)) + OVERHEAD]  # noqa: E731
+        cyc.append(synth.cycles_process({("null", 1): (1, [OVERHEAD, OVERHEAD + 26]),
+                                         ("ekey", 1): (10, d(200.0, 10)), ("dkey", 1): (10, d(300.0, 10)),
+                                         ("encrypt", 1024): (2, d(n1024, 2, 1024)),
+                                         ("decrypt", 1024): (2, d(n1024, 2, 1024))}))
+    return synth.cell("serpent", impl, key_sizes=(128,), impl_class=cls, default=impl == "bitslice",
+                      timing=_timing(one, 800.0, 1.0), cycles=cyc, **kw)
+
+
+def test_simd_rows_against_portable_code_the_libraries_at_1024_blocks_and_gladman(tmp_path):
+    # ns per block at one block per call (SIMD code takes its scalar path: the same), ticks per block at 1024
+    cells = [_simd_cell("bitslice", "portable", 150.0, 400.0), _simd_cell("avx2", "simd", 151.0, 60.0),
+             _simd_cell("sse2", "simd", 150.5, 120.0),
+             _simd_cell("botan", "peer", 160.0, 75.0, peer_code="simd"),
+             _simd_cell("slowlib", "peer", 300.0, 300.0, peer_code="simd")]
+    d = synth.write_run(tmp_path / "results", cells)
+    df = results.load(d, tmp_path / "results")
+    speed = {(r["kind"], r["blocks"]): r for r in analysis.class_speedups(df)}
+    many = speed[("simd", 1024)]
+    assert (many["impl"], many["portable"]) == ("avx2", "bitslice")  # the fastest of two SIMD implementations
+    assert many["speedup"] == pytest.approx(400 / 60, rel=2e-3) and many["ci_low"] <= many["speedup"] <= \
+        many["ci_high"] and many["verdict"] == "faster than portable"
+    one = speed[("simd", 1)]
+    assert one["speedup"] == pytest.approx(150 / 150.5, rel=2e-3) and one["verdict"] == "no difference"
+    libs = {r["blocks"]: r for r in analysis.versus_libraries(df) if r["kind"] == "simd"}
+    assert (libs[1024]["ours"], libs[1024]["peer"]) == ("avx2", "botan")
+    assert libs[1024]["ratio"] == pytest.approx(60 / 75, rel=2e-3) and libs[1024]["verdict"] == "ours faster"
+    assert libs[1024]["unit"] == "tsc_ticks" and libs[1]["unit"] == "Kbit/s"
+    (g,) = analysis.simd_then_and_now(analysis.class_speedups(df))
+    assert g["cipher"] == "serpent" and g["then"] == pytest.approx(1.36)
+    assert [n["impl"] for n in g["now"]] == ["avx2"] and g["now"][0]["speedup"] == pytest.approx(many["speedup"])
+    from lab.config import Lab
+    from lab.report import build_report, errors_in
+
+    html = build_report(Lab(), [d], results_dir=tmp_path / "results", reports_dir=tmp_path / "rep").read_text()
+    assert not errors_in(html) and "Gladman 1999 vs today" in html and "avx2 (gcc-O3): 6.7×" in html

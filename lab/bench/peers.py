@@ -34,10 +34,12 @@ def bench(lab: Lab, ciphers=None, toolchains=None, profile=None, out: Path | Non
 
 
 def format_table(rows: list[dict]) -> str:
-    head = "| cipher | toolchain | kind | ours | Kbit/s | fastest peer | Kbit/s | ours/peer | 95 % CI | verdict |"
-    lines = [head, "|" + " --- |" * 10]
-    for r in sorted(rows, key=lambda r: (r["cipher"], r["kind"], r["toolchain"])):
-        lines.append(f"| {r['cipher']} | {r['toolchain']} | {r['kind']} | {r['ours']} | {r['ours_speed']:,.0f} | "
-                     f"{r['peer']} | {r['peer_speed']:,.0f} | {r['ratio']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-                     f" | {r['verdict']} |")
+    head = ("| cipher | toolchain | kind | blocks/call | ours | speed or cost | fastest peer | speed or cost | ours/peer "
+            "| 95 % CI | verdict |")
+    lines = [head, "|" + " --- |" * 11]
+    for r in sorted(rows, key=lambda r: (r["cipher"], r["kind"], r.get("blocks", 1), r["toolchain"])):
+        unit = "Kbit/s" if r.get("blocks", 1) == 1 else r.get("unit", "").replace("_", " ") + " per block"
+        lines.append(f"| {r['cipher']} | {r['toolchain']} | {r['kind']} | {r.get('blocks', 1)} | {r['ours']} | "
+                     f"{r['ours_speed']:,.1f} {unit} | {r['peer']} | {r['peer_speed']:,.1f} | {r['ratio']:.3f} | "
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['verdict']} |")
     return "\n".join(lines)

@@ -142,6 +142,13 @@ def _section_compare(compare_with, df: pd.DataFrame, results_dir: Path) -> dict:
             "geomean": t.geomean, "threshold": t.threshold}
 
 
+def _section_classes(df: pd.DataFrame) -> dict:
+    """SIMD and hardware code against our portable code of the same cipher, per block count per call, and
+    Gladman's 1999 SIMD speed-up next to today's."""
+    rows = analysis.class_speedups(df)
+    return {"rows": rows, "gladman": analysis.simd_then_and_now(rows) if rows else []}
+
+
 def _section_versions(df: pd.DataFrame) -> dict:
     """Compiler versions (lab/trends.py): per implementation and target, encryption speed against compiler version
     for each family (hardware; emulated targets by guest instructions), and the significant steps between
@@ -221,6 +228,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "reference": _guard("published", published.comparison, df, metas), "headline": headline,
         "instructions": _guard("instructions", tables.instructions_table, df),
         "libraries": _guard("libraries", lambda: {"rows": analysis.versus_libraries(df)}),
+        "classes": _guard("classes", _section_classes, df),
         "system": _guard("system", _section_system, metas, df, cells),
         "machines": _guard("machines", _section_machines, df, cells, metas),
         "precision": _guard("precision", _section_precision, df),

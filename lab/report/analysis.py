@@ -145,29 +145,86 @@ def memory_table(df: pd.DataFrame) -> pd.DataFrame:
     return mem[cols].sort_values(["cipher", "implementation"]).reset_index(drop=True)
 
 
-def versus_libraries(df: pd.DataFrame) -> list[dict]:
-    """Per hardware target, toolchain and cipher: our fastest implementation of a kind against the fastest peer
-    of the same kind (portable C or scalar assembly against our portable code; hardware against hardware), as
-    the ratio of costs ours / peer with its interval (below 1: ours is faster)."""
-    sel = _at_key(df[~df.emulated.astype(bool)], "encrypt_speed")
+def _per_call(df: pd.DataFrame, blocks: int) -> pd.DataFrame:
+    """Hardware-target rows of encryption at `blocks` blocks per call: the timing program's speed for one block
+    (NIST's blockEncrypt), the cycle program's Encrypt-n cost per block for more."""
+    hw = df[~df.emulated.astype(bool)]
+    if blocks == 1:
+        return _at_key(hw, "encrypt_speed")
+    return _at_key(hw[hw.n_blocks == blocks], "encrypt_per_block")
+
+
+def _best(rows: pd.DataFrame, blocks: int) -> pd.Series:
+    return rows.loc[rows.estimate.idxmax() if blocks == 1 else rows.estimate.idxmin()]
+
+
+def versus_libraries(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 1024)) -> list[dict]:
+    """Per hardware target, toolchain, cipher and block count per call (1: NIST's one block per call, the timing
+    program; 1024: many-block calls, where SIMD code pays, Encrypt-1024 per block): our fastest implementation of
+    a kind against the fastest peer of the same kind (portable C or scalar assembly against our portable code;
+    SIMD against SIMD; hardware against hardware), as the ratio of costs ours / peer with its interval (below 1:
+    ours is faster)."""
     kind_of_peer = {"portable": "portable", "asm": "portable", "simd": "simd", "hardware": "hardware"}
     out = []
-    for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
-        peers = g[g.impl_class == "peer"]
-        if peers.empty:
-            continue
-        for kind in ("portable", "simd", "hardware"):
-            ours = g[g.impl_class == kind]
-            theirs = peers[peers.code.map(kind_of_peer) == kind]
-            if ours.empty or theirs.empty:
+    for blocks in blocks_per_call:
+        sel = _per_call(df, blocks)
+        for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
+            peers = g[g.impl_class == "peer"]
+            if peers.empty:
                 continue
-            a = ours.loc[ours.estimate.idxmax()]
-            b = theirs.loc[theirs.estimate.idxmax()]
-            cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, by the run's estimator
-            out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
-                        "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
-                        "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
-                        "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie")})
+            for kind in ("portable", "simd", "hardware"):
+                ours = g[g.impl_class == kind]
+                theirs = peers[peers.code.map(kind_of_peer) == kind]
+                if ours.empty or theirs.empty:
+                    continue
+                a, b = _best(ours, blocks), _best(theirs, blocks)
+                cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, the run's estimator
+                out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
+                            "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
+                            "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
+                            "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie"),
+                            "blocks": blocks, "unit": a.unit})
+    return out
+
+
+def class_speedups(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 16, 128, 1024)) -> list[dict]:
+    """Per hardware target, toolchain, cipher and block count per call: our fastest SIMD and hardware
+    implementation against our fastest portable one, as a speed-up (portable cost / theirs) with its interval.
+    One-block calls take the scalar path of SIMD code; many-block calls show what the vectors buy."""
+    out = []
+    for blocks in blocks_per_call:
+        sel = _per_call(df, blocks)
+        for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
+            base = g[g.impl_class == "portable"]
+            if base.empty:
+                continue
+            p = _best(base, blocks)
+            for kind in ("simd", "hardware"):
+                ours = g[g.impl_class == kind]
+                if ours.empty:
+                    continue
+                a = _best(ours, blocks)
+                c = stats.compare(a.per_process, p.per_process, a.estimator)  # costs: portable / ours
+                out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind, "blocks": blocks,
+                            "impl": a.implementation, "portable": p.implementation, "speedup": c.ratio,
+                            "ci_low": c.ci_low, "ci_high": c.ci_high,
+                            "verdict": {"slower": "faster than portable", "faster": "slower than portable"}.get(
+                                c.verdict, "no difference")})
+    return out
+
+
+def simd_then_and_now(speedups: list[dict]) -> list[dict]:
+    """Gladman 1999 against today: a cipher's SIMD ÷ scalar speed-up then (the reference data: MMX on a Pentium
+    II/III) and now (our SIMD implementations at 1024 blocks per call, per toolchain)."""
+    from . import reference
+
+    then = reference.load("gladman_simd")
+    out = []
+    for r in then.itertuples():
+        now = [s for s in speedups if s["cipher"] == r.cipher and s["kind"] == "simd" and s["blocks"] == 1024]
+        out.append({"cipher": r.cipher, "then": float(r.value), "then_what": r.note,
+                    "now": [{"toolchain": s["toolchain"], "impl": s["impl"], "speedup": s["speedup"],
+                             "ci_low": s["ci_low"], "ci_high": s["ci_high"]} for s in now]})
     return out
 
 
@@ -191,5 +248,6 @@ def rank(values: pd.Series, higher_is_better: bool = True) -> list[str]:
 
 
 __all__ = ["platform_averages", "instruction_averages", "normalised_platform", "natural_breaks", "top_performers",
-           "compilers_relative", "correctness_matrix", "memory_table", "versus_libraries", "kendall_tau", "rank",
+           "compilers_relative", "correctness_matrix", "memory_table", "versus_libraries", "class_speedups",
+           "simd_then_and_now", "kendall_tau", "rank",
            "key_and_encryption_times"]
