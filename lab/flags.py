@@ -29,6 +29,7 @@ import itertools
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -268,6 +269,7 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
     res = builder.build(plans)
     by_digest: dict[str, Entry] = {}
     gated: list[tuple[Entry, Cell]] = []
+    todo: list[tuple] = []
     for i, (e, cell) in enumerate(zip(entries, cells)):
         timing, kat = res[2 * i], res[2 * i + 1]
         bad = next((r for r in (timing, kat) if not r.ok), None)
@@ -281,13 +283,20 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
             e.reason = f"the same binary as '{first.label}'"
             continue
         by_digest[e.digest] = e
-        v = run_kat(builder.backend, kat.program, impl, target, profile.timeout_seconds, env=dict(impl.env))
-        if not v.ok:
-            e.reason = f"{v.status}: {v.reason}"
-            continue
-        e.status = "racing"
-        e.samples = _TimingOnly(cell, timing.program, timing.program)
-        gated.append((e, cell))
+        todo.append((e, cell, timing, kat))
+
+    def gate(item) -> tuple:
+        e, cell, timing, kat = item
+        return item, run_kat(builder.backend, kat.program, impl, target, profile.timeout_seconds, env=dict(impl.env))
+
+    with ThreadPoolExecutor(builder.jobs) as pool:  # the known-answer gates of the distinct binaries, in parallel
+        for (e, cell, timing, _), v in pool.map(gate, todo):
+            if not v.ok:
+                e.reason = f"{v.status}: {v.reason}"
+                continue
+            e.status = "racing"
+            e.samples = _TimingOnly(cell, timing.program, timing.program)
+            gated.append((e, cell))
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
         f"{len(gated)} pass their known answers; racing")
     race.run([e for e, _ in gated], measurer,
