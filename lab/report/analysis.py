@@ -154,6 +154,13 @@ def _per_call(df: pd.DataFrame, blocks: int) -> pd.DataFrame:
     return _at_key(hw[hw.n_blocks == blocks], "encrypt_per_block")
 
 
+def _cells_per_call(df: pd.DataFrame, blocks_per_call: tuple[int, ...]):
+    """(blocks, target, toolchain, cipher, rows) for every block count and hardware cell group."""
+    for blocks in blocks_per_call:
+        for (target, tc, cipher), g in _per_call(df, blocks).groupby(["target", "toolchain", "cipher"]):
+            yield blocks, target, tc, cipher, g
+
+
 def _best(rows: pd.DataFrame, blocks: int) -> pd.Series:
     return rows.loc[rows.estimate.idxmax() if blocks == 1 else rows.estimate.idxmin()]
 
@@ -166,24 +173,20 @@ def versus_libraries(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 10
     ours is faster)."""
     kind_of_peer = {"portable": "portable", "asm": "portable", "simd": "simd", "hardware": "hardware"}
     out = []
-    for blocks in blocks_per_call:
-        sel = _per_call(df, blocks)
-        for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
-            peers = g[g.impl_class == "peer"]
-            if peers.empty:
+    for blocks, target, tc, cipher, g in _cells_per_call(df, blocks_per_call):
+        peers = g[g.impl_class == "peer"]
+        for kind in ("portable", "simd", "hardware"):
+            ours = g[g.impl_class == kind]
+            theirs = peers[peers.code.map(kind_of_peer) == kind]
+            if ours.empty or theirs.empty:
                 continue
-            for kind in ("portable", "simd", "hardware"):
-                ours = g[g.impl_class == kind]
-                theirs = peers[peers.code.map(kind_of_peer) == kind]
-                if ours.empty or theirs.empty:
-                    continue
-                a, b = _best(ours, blocks), _best(theirs, blocks)
-                cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, the run's estimator
-                out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
-                            "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
-                            "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
-                            "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie"),
-                            "blocks": blocks, "unit": a.unit})
+            a, b = _best(ours, blocks), _best(theirs, blocks)
+            cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, the run's estimator
+            out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
+                        "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
+                        "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
+                        "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie"),
+                        "blocks": blocks, "unit": a.unit})
     return out
 
 
@@ -192,24 +195,19 @@ def class_speedups(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 16, 
     implementation against our fastest portable one, as a speed-up (portable cost / theirs) with its interval.
     One-block calls take the scalar path of SIMD code; many-block calls show what the vectors buy."""
     out = []
-    for blocks in blocks_per_call:
-        sel = _per_call(df, blocks)
-        for (target, tc, cipher), g in sel.groupby(["target", "toolchain", "cipher"]):
-            base = g[g.impl_class == "portable"]
-            if base.empty:
+    for blocks, target, tc, cipher, g in _cells_per_call(df, blocks_per_call):
+        base = g[g.impl_class == "portable"]
+        for kind in ("simd", "hardware"):
+            ours = g[g.impl_class == kind]
+            if base.empty or ours.empty:
                 continue
-            p = _best(base, blocks)
-            for kind in ("simd", "hardware"):
-                ours = g[g.impl_class == kind]
-                if ours.empty:
-                    continue
-                a = _best(ours, blocks)
-                c = stats.compare(a.per_process, p.per_process, a.estimator)  # costs: portable / ours
-                out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind, "blocks": blocks,
-                            "impl": a.implementation, "portable": p.implementation, "speedup": c.ratio,
-                            "ci_low": c.ci_low, "ci_high": c.ci_high,
-                            "verdict": {"slower": "faster than portable", "faster": "slower than portable"}.get(
-                                c.verdict, "no difference")})
+            p, a = _best(base, blocks), _best(ours, blocks)
+            c = stats.compare(a.per_process, p.per_process, a.estimator)  # costs: portable / ours
+            out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind, "blocks": blocks,
+                        "impl": a.implementation, "portable": p.implementation, "speedup": c.ratio,
+                        "ci_low": c.ci_low, "ci_high": c.ci_high,
+                        "verdict": {"slower": "faster than portable", "faster": "slower than portable"}.get(
+                            c.verdict, "no difference")})
     return out
 
 
