@@ -8,7 +8,8 @@ Which function is which comes from the descriptor ``cl_impl_<cipher>_<strategy>`
 its pointer fields point at the functions.  In the implementation's objects (``BuildPlan.objects``) those
 pointers are relocations (``objdump -r``), against a function's symbol or against its section plus an addend
 (the addend in the relocation on RELA targets, in the section's bytes on REL ones), mapped to the function
-symbols of the symbol tables (``objdump -t``).  With ``-flto`` the objects hold compiler IR: the linked timing
+symbols of the symbol tables (``objdump -t``).  The disassembly (``objdump -d -r``) shows each instruction's
+relocation under it, so calls into a library and loads from tables name their symbol.  With ``-flto`` the objects hold compiler IR: the linked timing
 program (not stripped) is read instead, the descriptor's pointer values taken from its bytes.  The tools are
 the target's binutils (``objdump`` natively, ``<triple>-objdump`` across), run through the cell's backend so a
 container target uses its image's.
@@ -39,6 +40,8 @@ _SYM = re.compile(r"^([0-9a-fA-F]+) (.{7}) (\S+)\s+([0-9a-fA-F]+)\s+(?:\S+\s+)?(
 _RELOC = re.compile(r"^([0-9a-fA-F]+)\s+(\S+)\s+(\S.*)$")
 _VALUE = re.compile(r"^(.*?)(?:([+-])0x([0-9a-fA-F]+))?$")
 _LABEL = re.compile(r"^[0-9a-fA-F]+ <(.+)>:$")
+_RELOC_LINE = re.compile(r"^\s*[0-9a-fA-F]+: R_\S+\s")
+_ADDRESS = re.compile(r"^\s*[0-9a-fA-F]+:\s*")
 
 
 def safe_name(cell_id: str) -> str:
@@ -127,10 +130,18 @@ def parse_disassembly(lines: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def is_relocation(line: str) -> bool:
+    """A relocation shown under its instruction (`objdump -d -r`): the symbol a call or a table load names."""
+    return bool(_RELOC_LINE.match(line))
+
+
+def instructions(asm: str) -> int:
+    return sum(1 for line in asm.splitlines() if not is_relocation(line))
+
+
 def instruction_text(line: str) -> str:
-    """An instruction line without its address (what a diff between builds compares)."""
-    parts = line.split("\t", 1)
-    return parts[1].strip() if len(parts) == 2 and parts[0].strip().endswith(":") else line.strip()
+    """An instruction (or relocation) line without its address (what a diff between builds compares)."""
+    return _ADDRESS.sub("", line).strip()
 
 
 # ------------------------------------------------------------------ the tools, through the backend
@@ -240,7 +251,7 @@ def evidence(backend, cell, objects: list[Path], program: Path | None) -> dict:
         ev["pointer_bytes"] = width
         wanted = sorted({p for p, _ in found.values() if p})
         asm = {p: parse_disassembly(lines) for p, (_, lines) in
-               tools.run(["-d", "--no-show-raw-insn"], wanted).items()} if wanted else {}
+               tools.run(["-d", "-r", "--no-show-raw-insn"], wanted).items()} if wanted else {}
         seen: dict[tuple[str, str], str] = {}
         for role in ROLES:
             path, name = found[role]
@@ -256,7 +267,7 @@ def evidence(backend, cell, objects: list[Path], program: Path | None) -> dict:
             if lines is None:
                 ev["functions"][role] = {"symbol": name, "object": rel, "missing": "not in the disassembly"}
                 continue
-            ev["functions"][role] = {"symbol": name, "object": rel, "instructions": len(lines),
+            ev["functions"][role] = {"symbol": name, "object": rel, "instructions": instructions("\n".join(lines)),
                                      "asm": "\n".join(lines)}
     except (Missing, StopIteration, ValueError, struct.error, OSError) as e:
         notes.append(f"no disassembly: {e}")

@@ -44,7 +44,7 @@ def test_encrypt_and_key_setup_are_found_through_the_descriptor_with_real_assemb
     f = ev["functions"]
     assert f["encrypt"]["symbol"] == "rc6_encrypt" and f["decrypt"]["symbol"] == "rc6_decrypt"
     assert re.search(r"^\s*[0-9a-f]+:\s+rol\s", f["encrypt"]["asm"], re.M), "RC6's rotations are x86 rol"
-    assert f["encrypt"]["instructions"] == len(f["encrypt"]["asm"].splitlines()) > 50
+    assert f["encrypt"]["instructions"] == disasm.instructions(f["encrypt"]["asm"]) > 50
     assert f["set_encrypt_key"]["symbol"] == "rc6_set_key" and "ret" in f["set_encrypt_key"]["asm"]
     assert f["set_decrypt_key"] == {"symbol": "rc6_set_key", "object": "ref.o", "same_as": "set_encrypt_key"}
     assert ev["objdump"] == "objdump" and ev["objdump_version"].startswith("GNU objdump")
@@ -95,6 +95,28 @@ def test_the_report_links_a_page_per_cell_and_a_diff_per_implementation(lab, dd_
     assert diff.count('<span class="add">+') > 10 and diff.count('<span class="del">-') > 10
     assert re.search(r"\d\.\d+e\+\d+ Kbit/s", diff), "the measured speeds stand beside the diffs"
     assert (out / "diff" / "rijndael_ttable@host.html").exists()
+
+
+def test_a_peer_library_records_its_adapters_functions_and_says_so(lab, build_dir):
+    from lab.backends.host import HostBackend
+    from lab.build import Builder
+    from lab.plan import Cell
+
+    impl = lab.impl("twofish/nettle")
+    if not impl.peer.installed():
+        pytest.skip(f"peer library not installed: {impl.peer.package}")
+    backend = HostBackend(lab.root)
+    r = Builder(lab.root, build_dir, backend).build_one(impl, lab.toolchain("gcc-O3"), lab.target("host"), "timing")
+    assert r.ok, r.log
+    cell = Cell(impl, lab.toolchain("gcc-O3"), lab.target("host"), (128,), lab.profile("smoke"))
+    ev = disasm.evidence(backend, cell, list(r.plan.objects), r.program)
+    assert ev["source"] == "objects" and "the adapter's functions" in ev["note"] and "-lnettle" in ev["note"]
+    f = ev["functions"]
+    assert f["encrypt"]["object"] == "nettle.o" and f["encrypt"]["instructions"] > 0
+    # the call into the library is named by its relocation (objdump -d -r)
+    assert re.search(r"^\s*[0-9a-f]+: R_X86_64_\w+\s+nettle_twofish_encrypt", f["encrypt"]["asm"], re.M)
+    assert f["encrypt"]["instructions"] == disasm.instructions(f["encrypt"]["asm"]) < \
+        len(f["encrypt"]["asm"].splitlines())
 
 
 # ------------------------------------------------------------ a cross target in its container
