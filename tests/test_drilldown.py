@@ -93,7 +93,7 @@ def test_the_report_links_a_page_per_cell_and_a_diff_per_implementation(lab, dd_
     diff = (out / "diff" / "rc6_ref@host.html").read_text()
     assert "gcc-O3 (base)" in diff and "gcc-O3 → clang-O3" in diff and "gcc-O3 → icc-like" in diff
     assert diff.count('<span class="add">+') > 10 and diff.count('<span class="del">-') > 10
-    assert re.search(r"\d\.\d+e\+\d+ Kbit/s", diff), "the measured speeds stand beside the diffs"
+    assert re.search(r"\d,\d{3},\d{3} Kbit/s", diff), "the measured speeds stand beside the diffs"
     assert (out / "diff" / "rijndael_ttable@host.html").exists()
 
 

@@ -45,14 +45,20 @@ def _rows(df: pd.DataFrame, run_id: str, machine: str, cell_ids: set[str]) -> pd
     return df[(df.run_id == run_id) & (df.machine == machine) & df.cell.isin(cell_ids)]
 
 
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _speed(rows: pd.DataFrame) -> dict | None:
     """Encryption speed at a 128-bit key (else the smallest measured key), with its interval."""
     s = rows[(rows.metric == "encrypt_speed") & rows.estimate.notna()] if not rows.empty else rows
     if s.empty:
         return None
     r = s.iloc[(s.key_size - 128).abs().argsort().iloc[0]]
-    return {"estimate": _num(r.estimate), "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high), "unit": r.unit,
-            "key_size": int(r.key_size), "estimator": r.estimator}
+    est, lo, hi = _num(r.estimate), _num(r.ci_low), _num(r.ci_high)
+    return {"estimate": est, "ci_low": lo, "ci_high": hi, "unit": r.unit, "key_size": int(r.key_size),
+            "estimator": r.estimator, "text": f"{_fmt(est)} {r.unit}",
+            "interval": f"[{_fmt(lo)}, {_fmt(hi)}]" if lo is not None and hi is not None else ""}
 
 
 def _insns(rows: pd.DataFrame) -> list[dict]:
