@@ -120,9 +120,8 @@ def diffs(entries: list[dict]) -> list[dict]:
         pairs = []
         for e in es[1:]:
             b = normalised(e["ev"]["functions"]["encrypt"]["asm"])
-            lines = list(difflib.unified_diff(a, b, f"{base['toolchain']}: {base['ev']['functions']['encrypt']['symbol']}",
-                                              f"{e['toolchain']}: {e['ev']['functions']['encrypt']['symbol']}",
-                                              n=3, lineterm=""))
+            name = lambda x: f"{x['toolchain']}: {x['ev']['functions']['encrypt']['symbol']}"  # noqa: E731
+            lines = list(difflib.unified_diff(a, b, name(base), name(e), n=3, lineterm=""))
             pairs.append({"other": e, "lines": lines, "added": sum(1 for x in lines[2:] if x.startswith("+")),
                           "removed": sum(1 for x in lines[2:] if x.startswith("-"))})
         name = disasm.safe_name(f"{impl}@{target}".replace(" @ ", "@"))
