@@ -11,8 +11,8 @@ pointers are relocations (``objdump -r``), against a function's symbol or agains
 symbols of the symbol tables (``objdump -t``).  The disassembly (``objdump -d -r``) shows each instruction's
 relocation under it, so calls into a library and loads from tables name their symbol.  With ``-flto`` the
 objects hold compiler IR: the linked timing program (not stripped) is read instead, the descriptor's pointer
-values taken from its bytes.  The tools are the target's binutils (``objdump`` natively, ``<triple>-objdump`` across), run through the cell's backend so a
-container target uses its image's.
+values taken from its bytes.  The tools are the target's binutils (``objdump`` natively, ``<triple>-objdump``
+across), run through the cell's backend so a container target uses its image's.
 """
 
 from __future__ import annotations
