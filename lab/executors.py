@@ -56,9 +56,10 @@ def _context(spec: GroupSpec):
     return _WORKER_CACHE[spec]
 
 
-def prepare_task(spec: GroupSpec, cell, want_icount: bool, counts_dir: str):
+def prepare_task(spec: GroupSpec, cell, want_icount: bool, counts_dir: str, asm_dir: str | None = None):
     """build -> verify -> instruction counts of one cell: ("final", Final) or ("measure", (built, verdict,
     kat seconds, icount record, note))."""
+    from . import disasm
     from .run import Final, build_stage, icount_stage, verify_stage
 
     lab, backend, builder = _context(spec)
@@ -68,6 +69,8 @@ def prepare_task(spec: GroupSpec, cell, want_icount: bool, counts_dir: str):
     if finals:
         return "final", finals[0]
     gated = verify_stage(backend, built, 1, lambda c, f: finals.append(f), builder.build_dir / "kat-cache")
+    if asm_dir:  # drill-down evidence (lab/disasm.py), as run_stages records it
+        disasm.record(backend, built, Path(asm_dir))
     if finals:
         return "final", finals[0]
     (b, v, seconds), = gated
@@ -155,7 +158,8 @@ class DaskExecutor:
                         g.final(cell, Final("unreachable", g.backend.down))
                     else:
                         f = client.submit(prepare_task, specs[g.machine], cell, req.icount,
-                                          str(build_dir / "icount"), pure=False, key=f"prepare-{g.machine}-{cell.id}")
+                                          str(build_dir / "icount"), str(g.writer.dir / "asm"), pure=False,
+                                          key=f"prepare-{g.machine}-{cell.id}")
                         futures[f] = (g, cell, None)
             pending = as_completed(list(futures))
             for f in pending:

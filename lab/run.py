@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, icount, system
+from . import __version__, disasm, icount, system
 from .backends import Backend
 from .build import Builder, BuildResult
 from .buildplan import compiler
@@ -581,6 +581,7 @@ def run_stages(lab: Lab, g: MachineRun, req: RunRequest, jobs: int, build_dir: P
         g.kat_seconds[b.cell.id] = seconds
         gated.append((b, v))
     lap("verify")
+    g.stage_seconds["disasm"] = disasm.record(g.backend, built, g.writer.dir / "asm", jobs)  # drill-down evidence
     g.backend.cancel.check()
     counted: dict = {}
     if req.icount:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .. import results
 from ..config import Lab
-from . import analysis, charts, published, tables
+from . import analysis, charts, drilldown, published, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
 
@@ -289,7 +289,9 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
     out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
-    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths))
+    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths),
+                                                    drilldown=_guard("drill-down", drilldown.write, out, env,
+                                                                     run_paths, df))
     (out / "index.html").write_text(html)
     flat = df.assign(per_process=df.per_process.map(lambda v: None if v is None else " ".join(f"{x:.6g}" for x in v)))
     flat.to_csv(out / "results.csv", index=False)

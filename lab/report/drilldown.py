@@ -1,0 +1,155 @@
+"""Drill-down pages beside index.html: why a cell is fast.
+
+* ``cells/<cell>.html`` — one per cell with stored evidence (``<run>/asm/*.json``, written by
+  :mod:`lab.disasm` during the run): the encrypt and key-setup disassembly (decrypt too), the code and table
+  bytes of the cell record, and the guest instructions per block of its icount rows;
+* ``diff/<implementation>@<target>.html`` — for an implementation and target built by two toolchains or more:
+  each toolchain's encrypt function against the first (gcc-O3 when present, else the first by name) as a
+  unified diff, next to their measured speeds and guest instructions.
+
+Reads stored results only; index.html gets a small "Drill-down" section of links (:func:`write` returns it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from .. import disasm, results
+
+BASE_TOOLCHAIN = "gcc-O3"
+_JUMP = re.compile(r"\b[0-9a-fA-F]+ <([^>+]+)\+0x[0-9a-fA-F]+>")
+
+
+def _num(x) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def normalised(asm: str) -> list[str]:
+    """The instructions of a function without addresses (jump targets keep the function, lose the offset):
+    what differs between two builds is then the code, not where it sits."""
+    return [_JUMP.sub(r"<\1+…>", disasm.instruction_text(line)) for line in asm.splitlines()]
+
+
+def _rows(df: pd.DataFrame, run_id: str, machine: str, cell_ids: set[str]) -> pd.DataFrame:
+    if df.empty:
+        return df
+    return df[(df.run_id == run_id) & (df.machine == machine) & df.cell.isin(cell_ids)]
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _speed(rows: pd.DataFrame) -> dict | None:
+    """Encryption speed at a 128-bit key (else the smallest measured key), with its interval."""
+    s = rows[(rows.metric == "encrypt_speed") & rows.estimate.notna()] if not rows.empty else rows
+    if s.empty:
+        return None
+    r = s.iloc[(s.key_size - 128).abs().argsort().iloc[0]]
+    est, lo, hi = _num(r.estimate), _num(r.ci_low), _num(r.ci_high)
+    return {"estimate": est, "ci_low": lo, "ci_high": hi, "unit": r.unit, "key_size": int(r.key_size),
+            "estimator": r.estimator, "text": f"{_fmt(est)} {r.unit}",
+            "interval": f"[{_fmt(lo)}, {_fmt(hi)}]" if lo is not None and hi is not None else ""}
+
+
+def _insns(rows: pd.DataFrame) -> list[dict]:
+    g = rows[rows.metric.astype(str).str.startswith("insn_")] if not rows.empty else rows
+    return [{"metric": r.metric, "key_size": None if pd.isna(r.key_size) else int(r.key_size),
+             "n_blocks": None if pd.isna(r.n_blocks) else int(r.n_blocks), "estimate": _num(r.estimate),
+             "unit": r.unit} for r in g.itertuples()]
+
+
+def _insn_per_block(insns: list[dict]) -> float | None:
+    enc = [r for r in insns if r["metric"] == "insn_encrypt_per_block" and r["estimate"] is not None]
+    return max(enc, key=lambda r: (r["n_blocks"] or 0, -(abs((r["key_size"] or 128) - 128))))["estimate"] \
+        if enc else None
+
+
+def collect(run_paths: list[Path], df: pd.DataFrame) -> list[dict]:
+    """Every cell with evidence: its record's facts, its evidence, its speed and guest instructions."""
+    out = []
+    multi = len({results.read_run(p)[0].machine_id for p in run_paths}) > 1
+    for p in run_paths:
+        evidence = disasm.load(p)
+        if not evidence:
+            continue
+        meta, recs = results.read_run(p)
+        for rec in recs:
+            ev = evidence.get(rec.cell)
+            if ev is None:
+                continue
+            rows = _rows(df, meta.run_id, meta.machine_id, {rec.cell, f"{rec.cell}@{meta.machine_id}"})
+            insns = _insns(rows)
+            suffix = f"@{meta.machine_id}" if multi and not rec.cell.endswith("@" + meta.machine_id) else ""
+            out.append({
+                "cell": rec.cell + suffix, "impl": f"{rec.cipher}/{rec.implementation}", "display": rec.display,
+                "toolchain": rec.toolchain, "target": rec.target + (f" @ {meta.machine_id}" if multi else ""),
+                "status": rec.status, "reason": rec.reason, "run_id": meta.run_id, "emulated": rec.emulated,
+                "href": f"cells/{disasm.safe_name(rec.cell + suffix)}.html",
+                "build": rec.build.model_dump() if rec.build else None,
+                "table_bytes": rec.impl_facts.table_bytes if rec.impl_facts else None,
+                "ks_bytes": rec.impl_facts.ks_bytes if rec.impl_facts else None,
+                "ev": ev, "speed": _speed(rows), "insns": insns, "insn_per_block": _insn_per_block(insns),
+            })
+    return out
+
+
+def diffs(entries: list[dict]) -> list[dict]:
+    """Per implementation and target built by two toolchains or more: each toolchain's encrypt function
+    against the base toolchain's (gcc-O3 when present, else the first by name)."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for e in entries:
+        if e["ev"]["functions"].get("encrypt", {}).get("asm"):
+            groups.setdefault((e["impl"], e["target"]), []).append(e)
+    out = []
+    for (impl, target), es in sorted(groups.items()):
+        if len({e["toolchain"] for e in es}) < 2:
+            continue
+        es = sorted(es, key=lambda e: (e["toolchain"] != BASE_TOOLCHAIN, e["toolchain"]))
+        base = es[0]
+        a = normalised(base["ev"]["functions"]["encrypt"]["asm"])
+        pairs = []
+        for e in es[1:]:
+            b = normalised(e["ev"]["functions"]["encrypt"]["asm"])
+            name = lambda x: f"{x['toolchain']}: {x['ev']['functions']['encrypt']['symbol']}"  # noqa: E731
+            lines = list(difflib.unified_diff(a, b, name(base), name(e), n=3, lineterm=""))
+            pairs.append({"other": e, "lines": lines, "added": sum(1 for x in lines[2:] if x.startswith("+")),
+                          "removed": sum(1 for x in lines[2:] if x.startswith("-"))})
+        name = disasm.safe_name(f"{impl}@{target}".replace(" @ ", "@"))
+        out.append({"impl": impl, "target": target, "base": base, "entries": es, "pairs": pairs,
+                    "href": f"diff/{name}.html"})
+    return out
+
+
+def write(out: Path, env, run_paths: list[Path], df: pd.DataFrame) -> dict:
+    """Writes the drill-down pages under out (beside index.html); returns the index's section context."""
+    entries = collect(list(run_paths), df)
+    ds = diffs(entries)
+    diff_of = {(d["impl"], d["target"]): d["href"] for d in ds}
+    if entries:
+        (out / "cells").mkdir(exist_ok=True)
+        page = env.get_template("drilldown_cell.html.j2")
+        for e in entries:
+            (out / e["href"]).write_text(page.render(e=e, roles=disasm.ROLES,
+                                                     diff_href=diff_of.get((e["impl"], e["target"]))))
+    if ds:
+        (out / "diff").mkdir(exist_ok=True)
+        page = env.get_template("drilldown_diff.html.j2")
+        for d in ds:
+            (out / d["href"]).write_text(page.render(d=d))
+    table: dict[tuple[str, str], dict] = {}
+    for e in entries:
+        row = table.setdefault((e["impl"], e["target"]), {"impl": e["impl"], "target": e["target"], "cells": {},
+                                                           "diff": diff_of.get((e["impl"], e["target"]))})
+        row["cells"][e["toolchain"]] = e
+    return {"rows": [table[k] for k in sorted(table)], "toolchains": sorted({e["toolchain"] for e in entries}),
+            "n_cells": len(entries), "n_diffs": len(ds)}
