@@ -130,7 +130,8 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
                 continue
             v = run_kat(be, b.program, im, tg, timeout=1800, files=[vectors], env=dict(im.env))
             r.verdict = v
-            if v.status in ("unavailable", "sanitizer", "crashed", "timeout") or (v.status == "kat_failed" and not v.records):
+            if v.status in ("unavailable", "sanitizer", "crashed", "timeout") or \
+                    (v.status == "kat_failed" and not v.records):
                 r.problem = f"{v.status}: {v.reason}" if v.status != "unavailable" else "unavailable on this CPU"
     finally:
         be.close()

@@ -146,7 +146,8 @@ def test_a_sanitizer_finding_is_its_own_status_with_the_summary_and_the_first_fr
     assert leak.reason == ("kat on a.kat: AddressSanitizer: heap-buffer-overflow /src/c_src/ciphers/x/ref.c:40:5 in "
                            "set_key; first frame: set_key /src/c_src/ciphers/x/ref.c:40:5")
     ub = kat.verdict([(A, done(rc=1, stderr=SHIFT))])  # no frames: the summary alone
-    assert ub.reason == "kat on a.kat: UndefinedBehaviorSanitizer: undefined-behavior /src/c_src/ciphers/x/ref.c:12:20 in"
+    assert ub.reason == ("kat on a.kat: UndefinedBehaviorSanitizer: undefined-behavior "
+                         "/src/c_src/ciphers/x/ref.c:12:20 in")
     assert kat.sanitizer_finding("SUMMARY: 2 tests failed\nexit status 1") is None  # not a sanitizer's
 
 
