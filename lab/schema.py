@@ -61,6 +61,16 @@ class ToolchainFile(Strict):
 
 
 # ------------------------------------------------------------------- targets
+class ContainerLimits(Strict):
+    """What the target's container may use (container backend): a runaway cell — a fork bomb, a leak — is
+    stopped there (crashed, or timeout) instead of starving the machine and every other cell."""
+
+    pids: int = Field(1024, ge=32, le=1_000_000,
+                      description="Processes and threads at once in the container (its builds included).")
+    memory_mib: int = Field(4096, ge=256, le=1_048_576,
+                            description="Memory of the container in MiB, its /tmp (tmpfs) included; no swap.")
+
+
 class Target(Strict):
     """A place binaries run: targets/<name>.yaml."""
 
@@ -84,6 +94,11 @@ class Target(Strict):
         default_factory=dict,
         description="Per compiler family, flags it cannot serve on this target, each with why; a toolchain "
                     "profile using one is recorded 'unavailable' for the target, e.g. {clang: {-flto: ...}}.",
+    )
+    limits: ContainerLimits = Field(
+        default_factory=ContainerLimits,
+        description="Limits of the container the target's commands run in (container backend; a target without "
+                    "an image uses x86_64's), e.g. {pids: 1024, memory_mib: 4096} (the defaults).",
     )
 
     @property
