@@ -265,6 +265,12 @@ class HostFile(Strict):
     workdir: str | None = Field(None, description="Folder on the host for the programs (default ~/.cipherlab).")
     known_hosts: str | None = Field(None, description="known_hosts file to verify the host key with "
                                                        "(default ~/.ssh/known_hosts).")
+    answer_floor_seconds: float = Field(
+        20, gt=0, le=3600, description="Least time any exchange with the host may take (a check, an upload, a "
+                                       "program beyond its own time limit) before the host counts as not answering.")
+    min_rate_kib: float = Field(
+        256, gt=0, description="Slowest link to allow for, in KiB/s: sending N bytes may take answer_floor_seconds "
+                               "+ N / (1024 * min_rate_kib) seconds.")
 
 
 # -------------------------------------------------------------------- matrix
