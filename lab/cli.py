@@ -100,7 +100,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("verify", "check implementations of a cipher against a known-answer file (any path)", "verify", (
         Opt("cipher", "cipher name", positional=True),
         Opt("vectors", "known-answer file in the vectors format", positional=True),
-        Opt("impl", "implementation (default: the cipher's default; 'all' for every one)"),
+        Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name"),
         Opt("toolchain", "toolchain profile (default gcc-O3)"),
         Opt("target", "target (default host; others run in their container)"),
         Opt("show", "failed records to print (default 5)", "int"),

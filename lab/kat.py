@@ -21,9 +21,28 @@ from .backends import Backend, Completed
 from .config import Impl, Target
 
 # Statuses a cell can end with, in the order a report lists them.
-STATUSES = ("ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "crashed", "timeout",
+STATUSES = ("ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
             "measure_failed", "unreachable")
 FAILED = frozenset(STATUSES) - {"ok", "unavailable"}
+
+
+_ALLOCATORS = ("malloc", "calloc", "realloc", "free", "operator new", "operator delete", "aligned_alloc",
+               "posix_memalign", "strdup", "__interceptor_", "__asan_", "__ubsan_")
+
+
+def sanitizer_finding(stderr: str) -> str | None:
+    """A sanitizer's report on stderr (ASan, LeakSanitizer, UBSan, ...) as one line: its SUMMARY line and its
+    first stack frame with a source location (else the first outside the allocator); None when there is none."""
+    lines = stderr.splitlines()
+    summary = next((ln.strip() for ln in lines if ln.startswith("SUMMARY: ") and "Sanitizer" in ln), None)
+    if summary is None:
+        return None
+    frames = [ln.strip().split(" in ", 1)[1] for ln in lines
+              if ln.strip().startswith("#") and " in " in ln]
+    ours = [f for f in frames if not f.startswith(_ALLOCATORS)]
+    # the first frame with a source location (file:line), else the first outside the allocator
+    first = next((f for f in ours if not f.endswith(")")), ours[0] if ours else frames[0] if frames else None)
+    return summary[len("SUMMARY: "):] + (f"; first frame: {first[:200]}" if first else "")
 
 
 @dataclass
@@ -87,6 +106,9 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
     for path, c in runs:
         if c.unreachable:
             return Verdict("unreachable", f"kat on {path.name}: {c.describe_failure()}")
+        found = sanitizer_finding(c.stderr)
+        if found:  # a finding of the build's sanitizer, not a wrong answer (its records may all have passed)
+            return Verdict("sanitizer", f"kat on {path.name}: {found}")
         out = read_kat(c)
         if out.unavailable:
             return Verdict("unavailable", "implementation reports itself unavailable on this CPU")

@@ -31,6 +31,7 @@ typedef struct cl_impl {
     void (*encrypt)(const void *ks, const uint8_t *in, uint8_t *out, size_t nblocks);
     void (*decrypt)(const void *ks, const uint8_t *in, uint8_t *out, size_t nblocks);
     void (*init_hook)(const void *ks);
+    void (*release)(void *ks);
 } cl_impl;
 const cl_impl *cl_find_impl(const char *name);
 int cl_impl_available(const cl_impl *impl);
@@ -70,6 +71,7 @@ class NativeCipher:
         fn = self._impl.set_decrypt_key if decrypt else self._impl.set_encrypt_key
         rc = fn(ks, key, len(key) * 8)
         if rc != 0:
+            self._release(ks)
             raise ValueError(f"{self.name}: key setup refused the key (code {rc})")
         return raw, ks
 
@@ -79,8 +81,16 @@ class NativeCipher:
         _keep, ks = self._schedule(bytes(key), decrypt)
         out = _ffi.new("uint8_t[]", max(len(data), 1))
         fn = self._impl.decrypt if decrypt else self._impl.encrypt
-        fn(ks, bytes(data), out, len(data) // self.block_size)
+        try:
+            fn(ks, bytes(data), out, len(data) // self.block_size)
+        finally:
+            self._release(ks)
         return bytes(_ffi.buffer(out, len(data)))
+
+    def _release(self, ks) -> None:
+        """What a peer library allocated for the schedule (cl_impl.release; NULL for ours)."""
+        if self._impl.release != _ffi.NULL:
+            self._impl.release(ks)
 
     def encrypt(self, key: bytes, data: bytes) -> bytes:
         return self._run(key, data, False)
@@ -89,7 +99,10 @@ class NativeCipher:
         """The ks_bytes the implementation's set_encrypt_key (or set_decrypt_key) writes for key,
         e.g. to check round keys against worked values of a specification."""
         _keep, ks = self._schedule(bytes(key), decrypt)
-        return bytes(_ffi.buffer(ks, self.key_schedule_bytes))
+        try:
+            return bytes(_ffi.buffer(ks, self.key_schedule_bytes))
+        finally:
+            self._release(ks)
 
     def decrypt(self, key: bytes, data: bytes) -> bytes:
         return self._run(key, data, True)

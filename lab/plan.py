@@ -118,7 +118,9 @@ def _key_sizes(impl: Impl, wanted) -> tuple[int, ...]:
     return both or own  # a cipher with none of the wanted sizes (DES) keeps its own
 
 
-def _implementations(lab: Lab, cipher: str, selection, source: str) -> list[Impl]:
+def implementations(lab: Lab, cipher: str, selection, source: str) -> list[Impl]:
+    """The implementations of cipher a selection picks: default, ours, peers (the default and every peer
+    library's), all, or a list of cipher/implementation (the matrix's axis; `lab verify --impl` too)."""
     c = lab.cipher(cipher)
     if selection == "default":
         return [c.impls[c.default_impl]]
@@ -155,7 +157,7 @@ def expand(lab: Lab, m: MatrixFile, source: str = "matrix.yaml") -> list[Cell]:
         cells[c.id] = c
 
     for cname in cipher_names:
-        for impl in _implementations(lab, cname, m.implementations, source):
+        for impl in implementations(lab, cname, m.implementations, source):
             for tc in m.toolchains:
                 for tg in m.targets:
                     if not any(rule_matches(r, cname, impl.name, tc, tg) for r in m.exclude):

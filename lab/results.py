@@ -37,8 +37,8 @@ from .quantities import Quantity, cycle_quantities, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
-Status = Literal["ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "crashed", "timeout",
-                 "measure_failed", "unreachable"]
+Status = Literal["ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed",
+                 "timeout", "measure_failed", "unreachable"]
 assert set(Status.__args__) == set(STATUSES)  # type: ignore[attr-defined]
 
 

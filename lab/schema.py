@@ -119,6 +119,16 @@ class VersionsFile(Strict):
 
 
 # ------------------------------------------------------------------- targets
+class ContainerLimits(Strict):
+    """What the target's container may use (container backend): a runaway cell — a fork bomb, a leak — is
+    stopped there (crashed, or timeout) instead of starving the machine and every other cell."""
+
+    pids: int = Field(1024, ge=32, le=1_000_000,
+                      description="Processes and threads at once in the container (its builds included).")
+    memory_mib: int = Field(4096, ge=256, le=1_048_576,
+                            description="Memory of the container in MiB, its /tmp (tmpfs) included; no swap.")
+
+
 class Target(Strict):
     """A place binaries run: targets/<name>.yaml."""
 
@@ -142,6 +152,11 @@ class Target(Strict):
         default_factory=dict,
         description="Per compiler family, flags it cannot serve on this target, each with why; a toolchain "
                     "profile using one is recorded 'unavailable' for the target, e.g. {clang: {-flto: ...}}.",
+    )
+    limits: ContainerLimits = Field(
+        default_factory=ContainerLimits,
+        description="Limits of the container the target's commands run in (container backend; a target without "
+                    "an image uses x86_64's), e.g. {pids: 1024, memory_mib: 4096} (the defaults).",
     )
 
     @property
@@ -365,6 +380,12 @@ class HostFile(Strict):
     workdir: str | None = Field(None, description="Folder on the host for the programs (default ~/.cipherlab).")
     known_hosts: str | None = Field(None, description="known_hosts file to verify the host key with "
                                                        "(default ~/.ssh/known_hosts).")
+    answer_floor_seconds: float = Field(
+        20, gt=0, le=3600, description="Least time any exchange with the host may take (a check, an upload, a "
+                                       "program beyond its own time limit) before the host counts as not answering.")
+    min_rate_kib: float = Field(
+        256, gt=0, description="Slowest link to allow for, in KiB/s: sending N bytes may take answer_floor_seconds "
+                               "+ N / (1024 * min_rate_kib) seconds.")
 
 
 # -------------------------------------------------------------------- matrix

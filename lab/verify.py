@@ -14,8 +14,9 @@ from pathlib import Path
 
 from .build import Builder
 from .buildplan import is_native
-from .config import Lab
+from .config import Impl, Lab
 from .errors import UsageError
+from . import plan
 from .kat import Verdict, run_kat, vote
 from .plan import Cell, unavailable_reason
 
@@ -76,6 +77,23 @@ class VerifyResult:
         return head + s
 
 
+SELECTIONS = ("default", "ours", "peers", "all")  # the words of matrix.run --implementations
+
+
+def implementations(lab: Lab, cipher_name: str, impl: str | None) -> list[Impl]:
+    """What ``--impl`` picks: a word of ``matrix.run --implementations`` (default, ours, peers: the default
+    and every peer library's, all) or one implementation's name (``ttable`` or ``rijndael/ttable``)."""
+    cipher = lab.cipher(cipher_name)
+    word = impl or "default"
+    if word in SELECTIONS:
+        return plan.implementations(lab, cipher_name, word, "--impl")
+    name = word.removeprefix(f"{cipher_name}/")
+    try:
+        return [cipher.impl(name)]
+    except UsageError as e:
+        raise UsageError(f"--impl {word}: {e} (or one of {', '.join(SELECTIONS)})") from None
+
+
 def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = None, toolchain: str = "gcc-O3",
            target: str = "host", backend: str | None = None, build_dir: Path | None = None,
            engine: str = "auto") -> list[VerifyResult]:
@@ -85,8 +103,7 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
     vectors = Path(vectors).expanduser().resolve()
     if not vectors.is_file():
         raise UsageError(f"vectors file {vectors} does not exist (argument VECTORS)")
-    names = list(cipher.impls) if impl == "all" else [impl or cipher.default_impl]
-    impls = [cipher.impl(n) for n in names]
+    impls = implementations(lab, cipher_name, impl)
     tc, tg = lab.toolchain(toolchain), lab.target(target)
     build_dir = Path(build_dir or lab.root / "build")
     chosen = backend or ("host" if is_native(tg) and not tg.image else "container")
@@ -113,7 +130,8 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
                 continue
             v = run_kat(be, b.program, im, tg, timeout=1800, files=[vectors], env=dict(im.env))
             r.verdict = v
-            if v.status in ("unavailable", "crashed", "timeout") or (v.status == "kat_failed" and not v.records):
+            if v.status in ("unavailable", "sanitizer", "crashed", "timeout") or \
+                    (v.status == "kat_failed" and not v.records):
                 r.problem = f"{v.status}: {v.reason}" if v.status != "unavailable" else "unavailable on this CPU"
     finally:
         be.close()

@@ -3,7 +3,7 @@
     invoke matrix.run [--ciphers rijndael,rc6] [--toolchains gcc-O3] [--profile nist] [--resume [RUN_ID]] ...
     invoke report [--runs RUN_ID] [--compare RUN_ID]
     invoke compare RUN_A [RUN_B] [--by toolchain]
-    invoke verify CIPHER VECTORS [--impl all] [--target sparc64]
+    invoke verify CIPHER VECTORS [--impl ours|peers|all|NAME] [--target sparc64]
     invoke images.build | images.host-plugin
     invoke compilers.install gcc-11,clang-16 [--dry-run]     (versions from toolchains/versions.yaml)
     invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation

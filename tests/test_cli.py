@@ -207,7 +207,15 @@ def test_verify_prints_each_implementation_and_the_first_failures():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [line for line in r.stdout.splitlines() if "305 of 305 records passed" in line]
     peers = [i for y in peer_files() for i in y["implementations"].get("des", {})]
-    assert len(r.stdout.splitlines()) == len(cipher_files()["des"]["implementations"]) + len(peers) > 2
+    ours = list(cipher_files()["des"]["implementations"])
+    assert len(r.stdout.splitlines()) == len(ours) + len(peers) > 2
+    # the words of matrix.run --implementations: ours, peers (the default and every peer), or a name
+    for word, names in [("ours", ours), ("peers", [*ours[:1], *peers]), ("spbox", ["spbox"])]:
+        r = lab("verify", "des", str(VECTORS / "des.kat"), "--impl", word, "--toolchain", "clang-O3")
+        assert r.returncode == 0, r.stderr
+        assert sorted(ln.split(" [")[0] for ln in r.stdout.splitlines()) == sorted(f"des/{n}" for n in names), \
+            (word, r.stdout)
+    one_line_error(lab("verify", "des", str(VECTORS / "des.kat"), "--impl", "spbx"), "spbx", "spbox")
 
     env = {"CIPHERLAB_CIPHER_DIRS": str(FIXTURE_CIPHERS)}
     bad = lab("verify", "wrongdes", str(VECTORS / "des.kat"), "--show", "2", env=env)

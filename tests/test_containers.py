@@ -179,6 +179,50 @@ def test_the_ci_path_a_container_run_then_the_report(fixture_lab, images, tmp_pa
     assert out.exit_code == 1  # a red cell
 
 
+# ------------------------------------------------------------------ limits
+LIMITED = {"pids": 64, "memory_mib": 256}  # small, so the fixtures reach them fast; the defaults are 1024, 4096
+
+
+def test_a_fork_bomb_and_a_memory_hog_end_at_the_container_limits(images, tmp_path):
+    """Every cell container runs with the target's pids and memory limits.  A fork bomb and a memory hog as
+    cells (tests/fixtures/limits/greedydes: real DES whose cipherInit runs away, each bounded so that it could
+    not starve the machine even without a limit) are stopped by them: each cell ends red with the limit in its
+    reason, and the run, the container and the machine go on (a good cell after them is measured)."""
+    from lab.config import Lab
+    from lab.schema import ContainerLimits
+
+    lab = Lab(cipher_dirs=[ROOT / "c_src" / "ciphers", ROOT / "tests" / "fixtures" / "limits"])
+    lab.targets["x86_64"] = lab.targets["x86_64"].model_copy(update={"limits": ContainerLimits(**LIMITED)})
+    m = tmp_path / "matrix.yaml"
+    m.write_text("ciphers: [greedydes, idea]\nimplementations: ours\ntoolchains: [gcc-O3]\ntargets: [x86_64]\n"
+                 "profile: smoke\nbackend: container\n")
+    t0 = time.monotonic()
+    out = run(lab, RunRequest(matrix=m, results_dir=tmp_path / "results", build_dir=ROOT / "build" / "test-containers",
+                              timeout=10, jobs=1, icount=False))
+    meta, cells = results.read_run(out.run_dir)
+    by = {c.cell: c for c in cells}
+    assert sorted(by) == ["greedydes/bomb@gcc-O3@x86_64", "greedydes/hog@gcc-O3@x86_64", "idea/ref@gcc-O3@x86_64"]
+    bomb, hog = by["greedydes/bomb@gcc-O3@x86_64"], by["greedydes/hog@gcc-O3@x86_64"]
+    assert bomb.status in ("crashed", "timeout") and "pids limit (64) was reached" in bomb.reason, bomb.reason
+    assert hog.status in ("crashed", "timeout") and "memory limit (256 MiB) was reached" in hog.reason, hog.reason
+    assert by["idea/ref@gcc-O3@x86_64"].status == "ok"  # the run went on, in the same container
+    assert meta.backend["images"]["x86_64"]["limits"] == LIMITED  # the limits are recorded with the run
+    assert out.exit_code == 1 and time.monotonic() - t0 < 600
+
+
+def test_every_target_has_container_limits_and_unknown_keys_are_errors(fixture_lab, tmp_path):
+    from lab.config import ConfigError
+    from lab.schema import ContainerLimits, Target, validate
+
+    assert all(t.limits.pids >= 32 and t.limits.memory_mib >= 256 for t in fixture_lab.targets.values())
+    assert fixture_lab.target("sparc64").limits == ContainerLimits(pids=1024, memory_mib=4096)  # the defaults
+    data = fixture_lab.target("x86_64").model_dump()
+    for limits, key in [({"pids": 64, "memory": "1g"}, "limits.memory"), ({"pids": 4}, "limits.pids")]:
+        with pytest.raises(ConfigError) as e:
+            validate(Target, {**data, "limits": limits}, tmp_path / "x86_64.yaml")
+        assert key in str(e.value), str(e.value)
+
+
 # ------------------------------------------------------ instruction counts
 def _cycles_counts(fixture_lab, builder, backend, target: str, toolchain: str = "gcc-O3"):
     impl, tc, tg = fixture_lab.impl("des/spbox"), fixture_lab.toolchain(toolchain), fixture_lab.target(target)

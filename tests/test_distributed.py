@@ -5,6 +5,8 @@ of two workers whose timings never overlap."""
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +17,8 @@ import pytest
 from lab import results
 from lab.config import Lab
 from lab.report import build_report, errors_in
+
+from lab.backends import ssh
 
 from . import sshd
 from .conftest import ROOT
@@ -87,26 +91,58 @@ def test_an_unknown_host_key_is_refused_unless_accepted(hosts, tmp_path):
     assert h.address in empty.read_text()  # remembered: the next contact is verified
 
 
+# A host whose link is cut is found dead within ssh.DEAD_LINK_BOUND (15 s: keepalives after 5 s without
+# traffic, TCP_USER_TIMEOUT of 10 s) whatever it was doing; the test allows as much again for a loaded machine.
+CUT_FOUND_WITHIN = 2 * ssh.DEAD_LINK_BOUND
+HOST_TEST_BOUND = 300  # seconds for the whole test: run, cut, resume (31-92 s measured with warm builds)
+
+
+CUTS = {  # where h2's link is cut: (the line of the run that triggers it, seconds after it)
+    "in-verify": (r"verify: \d+ cells on h2", 0.0),  # uploads and known-answer runs about to start
+    "in-measure": (r"measure: \d+ cells on h2", 1.0),  # a measuring program running (or being shipped)
+    "waiting-for-lock": ("waiting for the timing lock of host h2", 0.0),  # another run holds h2's timing lock
+}
+
+
 @needs_hosts
-def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_them(hosts, tmp_path):
+@pytest.mark.timeout(HOST_TEST_BOUND)
+@pytest.mark.parametrize("where", sorted(CUTS))
+def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_them(hosts, tmp_path, where):
+    """h2's link is cut as its verify stage starts, 1 s into its measuring, or while it waits for h2's timing
+    lock: its unfinished cells are recorded unreachable within CUT_FOUND_WITHIN seconds of the cut, the run
+    finishes h1's cells, and --resume runs h2's once the link is back."""
+    trigger, delay = CUTS[where]
     args = run_args(tmp_path, "--ciphers", "des,idea,rc6,3des", "--toolchains", "gcc-O3,clang-O3",
                     "--hosts", "h1,h2", "--no-local", "--timeout", "8", "--jobs", "1")
     env = {**os.environ, "CIPHERLAB_HOSTS_DIR": str(hosts.hosts_dir), "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
+    h2 = hosts.hosts[1]
+    holder = None
+    if where == "waiting-for-lock":  # another run's lock on h2 (same file system: the namespaces share it)
+        h2.workdir.mkdir(parents=True, exist_ok=True)
+        holder = subprocess.Popen(["flock", str(h2.workdir / "timing.lock"), "sleep", "600"], start_new_session=True)
     p = subprocess.Popen([sys.executable, "-m", "lab", *args], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
-    h2 = hosts.hosts[1]
-    seen = []
+    seen, cut, found = [], None, None
     try:
-        for line in p.stderr:  # the stage lines: cut h2's link once it measures
+        for line in p.stderr:  # the stage lines, then a line per finished cell: cut h2's link, then wait
             seen.append(line)
-            if "measure:" in line and "on h2" in line:
-                time.sleep(1.0)
-                h2.down()  # the machine stops answering in the middle of its measurements
+            if cut is None and re.search(trigger, line):
+                time.sleep(delay)
+                h2.down()  # the machine stops answering
+                cut = time.monotonic()
+            elif cut is not None and "unreachable" in line and "@h2" in line:
+                found = time.monotonic() - cut
                 break
-        out, err = p.communicate(timeout=600)
+        out, err = p.communicate(timeout=HOST_TEST_BOUND)
         err = "".join(seen) + err
     finally:
         h2.up()
+        if holder is not None:
+            os.killpg(holder.pid, signal.SIGKILL)  # flock and its sleep
+            holder.wait()
+    print(f"h2 cut {where}: found unreachable {found} s after the cut")
+    assert cut is not None and found is not None, err
+    assert found < CUT_FOUND_WITHIN, f"h2 found unreachable {found:.1f} s after the cut"
     assert p.returncode == 1, err  # red (unreachable) cells, the rest of the run done
     (d2,) = (tmp_path / "results" / "h2").iterdir()
     (d1,) = (tmp_path / "results" / "h1").iterdir()
@@ -122,6 +158,17 @@ def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_
     meta, c2 = results.read_run(d2)
     assert sorted(c.cell for c in c2) == sorted(meta.cells_planned)  # each once, none lost
     assert {c.status for c in c2} == {"ok"} and meta.status == "finished"
+
+
+def test_an_exchange_with_a_host_may_take_the_floor_plus_its_bytes_at_the_minimum_rate():
+    from lab.backends.host import HostBackend
+    from lab.config import HostFile
+
+    slow = ssh.SshBackend("x", HostFile(address="x", target="host", answer_floor_seconds=5, min_rate_kib=2),
+                          HostBackend(ROOT))
+    assert slow._transfer_seconds(0) == 5 and slow._transfer_seconds(20 * 1024) == 15
+    default = ssh.SshBackend("x", HostFile(address="x", target="host"), HostBackend(ROOT))
+    assert default._transfer_seconds(2 * 1024 * 1024) == 20 + 8  # a 2 MiB static program: 28 s, not 300
 
 
 def test_a_dask_local_cluster_of_two_workers_never_overlaps_timings(tmp_path):

@@ -123,8 +123,33 @@ def test_a_program_that_dies_or_is_unreachable_or_unavailable():
     assert (gone.status, gone.reason) == ("unreachable", "kat on b.kat: host down")
     off = kat.verdict([(A, done({"type": "unavailable"}, rc=3)), (B, done(summary()))])
     assert (off.status, off.reason) == ("unavailable", "implementation reports itself unavailable on this CPU")
-    assert kat.FAILED == {"build_failed", "kat_failed", "checksum_differs", "crashed", "timeout", "measure_failed",
-                          "unreachable"}
+    assert kat.FAILED == {"build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
+                          "measure_failed", "unreachable"}
+
+
+# what clang's runtimes print (shortened from real reports of the sanitize toolchain)
+OVERFLOW = """==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000020
+WRITE of size 17 at 0x602000000020 thread T0
+    #0 0x55d0 in __asan_memcpy (/b/kat+0xe5d0) (BuildId: 65)
+    #1 0x7f01 in lib_copy (/lib/x86_64-linux-gnu/libx.so.1+0x2333) (BuildId: 30)
+    #2 0x55d1 in set_key /src/c_src/ciphers/x/ref.c:40:5
+    #3 0x55d2 in main /src/c_src/harness/kat.c:311:13
+SUMMARY: AddressSanitizer: heap-buffer-overflow /src/c_src/ciphers/x/ref.c:40:5 in set_key
+Shadow bytes around the buggy address:
+"""
+SHIFT = ("/src/c_src/ciphers/x/ref.c:12:20: runtime error: left shift of 200 by 24 places cannot be represented\n"
+         "SUMMARY: UndefinedBehaviorSanitizer: undefined-behavior /src/c_src/ciphers/x/ref.c:12:20 in \n")
+
+
+def test_a_sanitizer_finding_is_its_own_status_with_the_summary_and_the_first_frame_in_source():
+    leak = kat.verdict([(A, done(summary(), checksum(), rc=1, stderr=OVERFLOW))])  # every record passed
+    assert leak.status == "sanitizer" and leak.status in kat.FAILED
+    assert leak.reason == ("kat on a.kat: AddressSanitizer: heap-buffer-overflow /src/c_src/ciphers/x/ref.c:40:5 in "
+                           "set_key; first frame: set_key /src/c_src/ciphers/x/ref.c:40:5")
+    ub = kat.verdict([(A, done(rc=1, stderr=SHIFT))])  # no frames: the summary alone
+    assert ub.reason == ("kat on a.kat: UndefinedBehaviorSanitizer: undefined-behavior "
+                         "/src/c_src/ciphers/x/ref.c:12:20 in")
+    assert kat.sanitizer_finding("SUMMARY: 2 tests failed\nexit status 1") is None  # not a sanitizer's
 
 
 class Scripted:

@@ -358,7 +358,7 @@ int main(int argc, char **argv)
     cl_json_str(stdout, file);
     printf(",\"records\":%lu,\"passed\":%lu,\"failed\":%lu,\"skipped_key_size\":%lu,\"multiblock_failed\":%lu}\n",
            t.records, t.passed, t.failed, t.skipped_key_size, multi_bad);
-    free(eks);
-    free(dks);
+    cl_free_ks(impl, eks);
+    cl_free_ks(impl, dks);
     return t.failed ? 1 : (t.passed ? 0 : 1);
 }

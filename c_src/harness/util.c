@@ -87,6 +87,15 @@ void *cl_alloc_aligned(size_t bytes)
     return p;
 }
 
+void cl_free_ks(const cl_impl *impl, void *ks)
+{
+    if (!ks)
+        return;
+    if (impl->release)
+        impl->release(ks);
+    free(ks);
+}
+
 uint64_t cl_rand_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);

@@ -19,6 +19,9 @@ void cl_die(const char *prog, const char *msg, const char *detail);
 const cl_impl *cl_require_impl(const char *prog, const char *name);
 /* 64-byte aligned zeroed allocation of a key schedule; aborts on failure. */
 void *cl_alloc_aligned(size_t bytes);
+/* Frees a key schedule of impl made by cl_alloc_aligned: impl->release first
+ * (when set), so a peer library's objects are freed too.  NULL is ignored. */
+void cl_free_ks(const cl_impl *impl, void *ks);
 /* Deterministic generator (splitmix64) for keys and data. */
 uint64_t cl_rand_next(uint64_t *state);
 void cl_rand_fill(uint64_t *state, uint8_t *buf, size_t n);

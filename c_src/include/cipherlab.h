@@ -57,6 +57,11 @@ typedef struct cl_impl {
     /* Optional per-instance precomputation done by the NIST cipherInit
      * (LOKI97 and MAGENTA did some); NULL for none. */
     void (*init_hook)(const void *ks);
+    /* Releases what set_*_key allocated outside ks (a peer library's heap
+     * object); the caller calls it once before freeing the buffer, whether or
+     * not a key was ever set in it.  NULL when ks owns nothing: every
+     * implementation of ours, whose schedules live in ks itself. */
+    void (*release)(void *ks);
 } cl_impl;
 
 #define CL_IMPL_SYMBOL(cipher, strategy) cl_impl_##cipher##_##strategy

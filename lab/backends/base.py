@@ -35,6 +35,7 @@ class Completed:
     timed_out: bool = False
     started: float = 0.0  # wall-clock time.time() at start (overlap checks across machines)
     unreachable: bool = False  # the machine did not answer (SSH hosts): nothing ran, or its end is unknown
+    note: str | None = None  # what the machine adds about the end, e.g. a container limit that was reached
 
     @property
     def ok(self) -> bool:
@@ -84,12 +85,13 @@ class Completed:
     def describe_failure(self) -> str:
         if self.unreachable:
             return self.stderr or "the machine did not answer"
+        note = f" ({self.note})" if self.note else ""
         if self.timed_out:
-            return f"timed out after {self.seconds:.0f} s"
+            return f"timed out after {self.seconds:.0f} s{note}"
         if self.crashed:
-            return f"crashed with {self.signal_name}"
+            return f"crashed with {self.signal_name}{note}"
         tail = (self.stderr.strip().splitlines() or [""])[-1][:300]
-        return f"exit status {self.returncode}" + (f": {tail}" if tail else "")
+        return f"exit status {self.returncode}" + (f": {tail}" if tail else "") + note
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ One long-lived container per target (``run -d ... sleep infinity``, then
 ``exec`` per command: a cell runs about fifteen commands), removed when the
 backend is closed or the process exits.  Each container has no network, runs
 as an unprivileged user with all capabilities dropped and a read-only root
-file system, and sees three host folders at their own absolute paths, so
-argv and cwd need no translation:
+file system, has a pids limit and a memory limit (no swap) from the target's
+``limits`` (lab.schema.ContainerLimits: 1024 processes, 4096 MiB unless the
+target says otherwise), and sees three host folders at their own absolute
+paths, so argv and cwd need no translation:
 
 * the repository, read-only,
 * the build directory (default ``<root>/build``), read-write: the only place
@@ -20,6 +22,12 @@ Built programs start through the image's runner entry point
 When the lab runs as root, the container user (uid 10001) is given write
 access to the build directory through POSIX ACLs (also inherited by folders
 the host creates later); a non-root host user's own uid is used instead.
+
+The limits hold for the container as a whole, so a runaway cell — a fork
+bomb, a leak — ends there: the kernel refuses its forks (it runs into its
+time limit: ``timeout``) or kills it (``crashed`` with SIGKILL), and the
+machine and the other cells go on.  When a command fails, the container's
+cgroup counters say whether a limit was reached, and its reason says so.
 """
 
 from __future__ import annotations
@@ -44,6 +52,9 @@ DEFAULT_TARGET = "x86_64"  # image used for commands of a target without one (e.
 KILL_GRACE = 5  # seconds between TERM and KILL for a command over its time
 RUNNER_IN_IMAGE = "/usr/local/bin/cipherlab-run"
 PLUGIN_IN_IMAGE = "/opt/cipherlab/lib/libicount.so"
+# the container's own cgroup counters, as seen inside it (v1 paths, then v2); missing ones are skipped
+CGROUP_EVENTS = ("/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/memory/memory.oom_control",
+                 "/sys/fs/cgroup/pids.events", "/sys/fs/cgroup/memory.events")
 
 
 class ContainerBackend(Backend):
@@ -59,6 +70,7 @@ class ContainerBackend(Backend):
         self.auto_build = auto_build
         self.progress = progress
         self._containers: dict[str, str] = {}  # target name -> container name
+        self._limit_events: dict[str, tuple[int, int]] = {}  # container name -> (pids max, oom_kill) counts seen
         self._used: dict[str, dict] = {}  # target name -> image facts
         self._broken: dict[str, str] = {}  # target name -> why its container cannot start
         self._extra_mounts: set[Path] = set()  # folders of input files outside the repository
@@ -123,16 +135,39 @@ class ContainerBackend(Backend):
             grant_write_access(self.build_dir, self.uid)
             self._access_granted = True
         name = f"cipherlab-{t.name}-{os.getpid()}-{secrets.token_hex(3)}"
+        limits = t.limits
         args = ["run", "-d", "--rm", "--name", name, "--network=none", "--user", f"{self.uid}:{self.gid}",
                 "--cap-drop=ALL", "--security-opt=no-new-privileges", "--read-only",
+                "--pids-limit", str(limits.pids), "--memory", f"{limits.memory_mib}m",
+                "--memory-swap", f"{limits.memory_mib}m",
                 "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=2g", "-e", "HOME=/tmp", "-e", "TMPDIR=/tmp",
                 "--label", f"org.cipherlab.owner-pid={os.getpid()}", *self._mounts()]
         if self.engine.name == "docker":
             args.append("--init")  # reaps what a killed command leaves behind
         self.engine.run(*args, image_ref(t), "sleep", "infinity", timeout=120, check=True)
         self._containers[t.name] = name
-        self._used[t.name] = self.image_info(t)
+        self._limit_events[name] = (0, 0)
+        self._used[t.name] = {**self.image_info(t), "limits": limits.model_dump()}
         return name
+
+    def _limit_reached(self, t: Target, name: str) -> str | None:
+        """Which of the container's limits were reached since the last look (cgroup v1 or v2 counters:
+        pids 'max' events, memory 'oom_kill' events), as a phrase for a failed command's reason."""
+        c = self.engine.run("exec", name, "cat", *CGROUP_EVENTS, timeout=30)
+        seen = {}
+        for line in c.stdout.splitlines():
+            key, _, value = line.partition(" ")
+            if key in ("max", "oom_kill") and value.strip().isdigit():
+                seen[key] = max(seen.get(key, 0), int(value))
+        pids, ooms = seen.get("max", 0), seen.get("oom_kill", 0)
+        before = self._limit_events.get(name, (0, 0))
+        self._limit_events[name] = (pids, ooms)
+        limits = t.limits
+        hit = ([f"the container's memory limit ({limits.memory_mib} MiB) was reached: the kernel killed a process"]
+               if ooms > before[1] else []) + \
+              ([f"the container's pids limit ({limits.pids}) was reached: forks were refused"]
+               if pids > before[0] else [])
+        return "; ".join(hit) or None
 
     def _container(self, t: Target) -> str:
         with self._lock:
@@ -187,6 +222,8 @@ class ContainerBackend(Backend):
             return c
         if c.returncode == TIMED_OUT or (c.returncode == 128 + 9 and c.seconds >= timeout):
             c.returncode, c.timed_out = None, True
+        if c.timed_out or c.crashed:
+            c.note = self._limit_reached(t, name)
         return c
 
     def runner(self) -> str:

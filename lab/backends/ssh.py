@@ -11,6 +11,14 @@ unless the user accepts it (``accept_new_host_keys``), and no password is ever a
 file, else the SSH agent and ~/.ssh/config).  A host that cannot be reached, or stops answering, makes its
 commands come back ``unreachable`` (the run records its cells so and goes on; ``--resume`` retries them).
 The timing lock of the host is a ``flock`` held by a remote process for the whole measuring stage.
+
+Failing fast.  Every exchange has a time limit that scales with what it sends: the host's
+``answer_floor_seconds`` plus the bytes sent over its ``min_rate_kib`` (hosts/<name>.yaml; 20 s and 256 KiB/s
+by default), a program run its own time limit plus that floor.  A link that goes dead is
+found sooner than any of these: SSH keepalives go out after KEEPALIVE_SECONDS without traffic, and the
+connection's TCP_USER_TIMEOUT closes it once data has gone unacknowledged for DEAD_LINK_SECONDS — so within
+DEAD_LINK_BOUND (15 s) of a cut, whatever was in progress (an upload, a program run, taking the timing lock),
+the host is ``unreachable``.
 """
 
 from __future__ import annotations
@@ -28,12 +36,24 @@ from ..config import ROOT, HostFile, Target
 from ..errors import RunError
 from .base import RUNNER_SCRIPT, Backend, Completed
 
-CONNECT_TIMEOUT = 15
-ANSWER_GRACE = 10  # seconds past a command's own time limit before the host counts as not answering
+CONNECT_TIMEOUT = 15  # seconds for the TCP connection, the SSH banner and the authentication
+KEEPALIVE_SECONDS = 5  # an SSH keepalive goes out after this long without sending anything
+DEAD_LINK_SECONDS = 10  # TCP_USER_TIMEOUT: data unacknowledged this long means the link is dead
+DEAD_LINK_BOUND = KEEPALIVE_SECONDS + DEAD_LINK_SECONDS  # a cut link is found within this many seconds
 
 
 class HostUnreachable(Exception):
     pass
+
+
+def _fail_fast(transport) -> None:
+    """Keepalives, and TCP_USER_TIMEOUT on the connection's socket (when it is a TCP socket, not a proxy
+    command), so that a link that stops carrying data closes the connection within DEAD_LINK_BOUND seconds."""
+    transport.set_keepalive(KEEPALIVE_SECONDS)
+    sock = transport.sock
+    if isinstance(sock, socket.socket) and hasattr(socket, "TCP_USER_TIMEOUT") and \
+            sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, DEAD_LINK_SECONDS * 1000)
 
 
 def _digest(path: Path) -> str:
@@ -97,19 +117,32 @@ class SshBackend(Backend):
             raise HostUnreachable(f"{type(e).__name__}: {e}") from None
         if self.accept_new and known.parent.exists():
             conn.client.save_host_keys(str(known))
-        conn.client.get_transport().set_keepalive(5)
+        _fail_fast(conn.client.get_transport())
         self._conn = conn
         return conn
 
-    def _sh(self, command: str, timeout: float, stdin: bytes | None = None) -> tuple[int, str, str, float]:
-        """Run a shell command on the host: (status, stdout, stderr, seconds); HostUnreachable if it cannot."""
+    def _transfer_seconds(self, nbytes: int) -> float:
+        """How long sending nbytes (and hearing back) may take: the floor plus the bytes at the minimum rate."""
+        return self.host.answer_floor_seconds + nbytes / (self.host.min_rate_kib * 1024)
+
+    def _lost(self, what: str) -> HostUnreachable:
+        self._conn = None
+        return HostUnreachable(f"connection lost {what} (nothing acknowledged for {DEAD_LINK_SECONDS} s, or closed "
+                               "by the host)")
+
+    def _sh(self, command: str, limit: float, stdin: bytes | None = None) -> tuple[int, str, str, float]:
+        """Run a shell command that may take ``limit`` seconds on the host, sending it stdin: (status, stdout,
+        stderr, seconds); HostUnreachable if it cannot, or if the exchange takes longer than limit plus the time
+        stdin may take to send (:meth:`_transfer_seconds`)."""
         if self._down:
             raise HostUnreachable(self._down)
         conn = self._connect()
+        transport = conn.client.get_transport()
+        limit += self._transfer_seconds(len(stdin or b""))
         t0 = time.perf_counter()
         try:
-            chan = conn.client.get_transport().open_session(timeout=CONNECT_TIMEOUT)
-            chan.settimeout(timeout + ANSWER_GRACE)
+            chan = transport.open_session(timeout=CONNECT_TIMEOUT)
+            chan.settimeout(limit)
             chan.exec_command(command)
             if stdin is not None:
                 chan.sendall(stdin)
@@ -123,12 +156,14 @@ class SshBackend(Backend):
                     out += chan.recv(65536)
                 elif chan.recv_stderr_ready():
                     err += chan.recv_stderr(65536)
+                elif not transport.is_active():
+                    raise self._lost("while a command ran")
                 elif chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
-                elif time.perf_counter() - t0 > timeout + ANSWER_GRACE:
+                elif time.perf_counter() - t0 > limit:
                     chan.close()
                     self._conn = None
-                    raise HostUnreachable(f"no answer within {timeout + ANSWER_GRACE:.0f} s")
+                    raise HostUnreachable(f"no answer within {limit:.0f} s")
                 else:
                     time.sleep(0.002)
             status = chan.recv_exit_status()
@@ -148,11 +183,11 @@ class SshBackend(Backend):
         if local in self._remote:
             return self._remote[local]
         remote = f"{self.workdir}/files/{_digest(local)}/{local.name}"
-        status, out, _, _ = self._sh(f"test -f {shlex.quote(remote)} && echo have", 60)
+        status, out, _, _ = self._sh(f"test -f {shlex.quote(remote)} && echo have", 0)
         if out.strip() != "have":
             self._sh(f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {shlex.quote(remote)}.part && "
                      f"chmod {mode:o} {shlex.quote(remote)}.part && mv {shlex.quote(remote)}.part {shlex.quote(remote)}",
-                     300, stdin=local.read_bytes())
+                     0, stdin=local.read_bytes())
         self._remote[local] = remote
         return remote
 
@@ -191,7 +226,7 @@ class SshBackend(Backend):
             envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**runner_env(target), **(env or {})}.items())
             cmd = " ".join(shlex.quote(x) for x in [self.runner(), *runner_args(cpu, None), remote, *remote_args])
             status, out, err, seconds = self._sh(
-                f"cd && env {envs} timeout -k 5 {timeout:g} {cmd}", timeout)
+                f"cd && env {envs} timeout -k 5 {timeout:g} {cmd}", timeout + 5)
         except HostUnreachable as e:
             self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
             return Completed([str(program), *args], None, "", self._down, 0.0, started=wall, unreachable=True)
@@ -207,7 +242,7 @@ class SshBackend(Backend):
                 _, out, _, _ = self._sh("cat /proc/cpuinfo; echo @@; cat /etc/os-release; echo @@; hostname; "
                                         "echo @@; uname -m; echo @@; nproc; echo @@; uname -r; echo @@; cat "
                                         "/sys/devices/system/clocksource/clocksource0/current_clocksource "
-                                        "2>/dev/null", 60)
+                                        "2>/dev/null", 0)
                 parts = [p.strip() for p in out.split("@@")]
                 cpuinfo, osrel, hostname, arch, cores, kernel, clock = (parts + [""] * 7)[:7]
                 self._facts = parse_machine(cpuinfo, osrel, hostname, arch, int(cores or 0) or None, kernel,
@@ -233,50 +268,72 @@ class SshBackend(Backend):
             return cores - 1 if cores > 1 else None
         return int(setting) if int(setting) < cores else None
 
+    def _try_lock(self, lock: str, who: str):
+        """One attempt at the host's timing lock: (the channel that holds it, None) or (None, flock's status);
+        HostUnreachable when the host does not answer within its floor (or the link dies)."""
+        conn = self._connect()
+        transport = conn.client.get_transport()
+        try:
+            chan = transport.open_session(timeout=CONNECT_TIMEOUT)
+            # the lock lives as long as this channel: cat ends when we close it or the connection drops
+            chan.exec_command(f"mkdir -p {shlex.quote(self.workdir)} && W={who} exec flock -n -E 75 {lock} "
+                              "sh -c 'echo \"$W\" > \"$0.who\"; echo LOCKED; exec cat >/dev/null' " + lock)
+        except (OSError, EOFError) as e:
+            raise self._lost(f"while taking the timing lock: {type(e).__name__}: {e}") from None
+        except Exception as e:  # paramiko.SSHException and friends
+            if type(e).__module__.startswith("paramiko"):
+                raise self._lost(f"while taking the timing lock: {e}") from None
+            raise
+        line, deadline = b"", time.monotonic() + self._transfer_seconds(0)
+        while not line.endswith(b"\n") and not (chan.exit_status_ready() and not chan.recv_ready()):
+            if chan.recv_ready():
+                line += chan.recv(1)
+            elif not transport.is_active():
+                raise self._lost("while taking the timing lock")
+            elif time.monotonic() > deadline:
+                self._conn = None
+                raise HostUnreachable("no answer while taking its timing lock")
+            else:
+                time.sleep(0.01)
+        if line.strip() == b"LOCKED":
+            return chan, None
+        if not transport.is_active():
+            raise self._lost("while taking the timing lock")
+        status = chan.recv_exit_status()
+        chan.close()
+        return None, status
+
     @contextmanager
     def timing_lock(self, run_id: str, wait: bool = True, say=print) -> Iterator[dict]:
-        """The host's timing lock: a flock held by a remote process while this connection keeps it open."""
+        """The host's timing lock: a flock held by a remote process while this connection keeps it open.
+        A host that does not answer is marked down (its cells become unreachable), never an exception."""
         lock = shlex.quote(f"{self.workdir}/timing.lock")
         who = shlex.quote(f"run {run_id} from {socket.gethostname()} pid {os.getpid()}")
         announced = False
         chan = None
-        while True:
-            if self._down:
+        while chan is None:
+            try:
+                if self._down:
+                    raise HostUnreachable(self._down)
+                chan, status = self._try_lock(lock, who)
+                if chan is None:
+                    if status != 75:
+                        raise RunError(f"host {self.host_name}: cannot take the timing lock (flock exit {status}; "
+                                       "is util-linux installed there?)")
+                    _, holder, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 0)
+            except HostUnreachable as e:
+                if not self._down:
+                    self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
                 yield {}
                 return
-            conn = self._connect()
-            chan = conn.client.get_transport().open_session()
-            # the lock lives as long as this channel: cat ends when we close it or the connection drops
-            chan.exec_command(f"mkdir -p {shlex.quote(self.workdir)} && W={who} exec flock -n -E 75 {lock} "
-                              "sh -c 'echo \"$W\" > \"$0.who\"; echo LOCKED; exec cat >/dev/null' " + lock)
-            line, deadline = b"", time.monotonic() + CONNECT_TIMEOUT + ANSWER_GRACE
-            while not line.endswith(b"\n") and not (chan.exit_status_ready() and not chan.recv_ready()):
-                if chan.recv_ready():
-                    line += chan.recv(1)
-                elif time.monotonic() > deadline:
-                    self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: " \
-                                 "no answer while taking its timing lock"
-                    self._conn = None
-                    break
-                else:
-                    time.sleep(0.01)
-            if self._down:
-                yield {}
-                return
-            if line.strip() == b"LOCKED":
-                break
-            status = chan.recv_exit_status()
-            chan.close()
-            if status != 75:
-                raise RunError(f"host {self.host_name}: cannot take the timing lock (flock exit {status}; is "
-                               "util-linux installed there?)")
-            _, holder, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 30)
-            if not wait:
-                raise RunError(f"timing is busy on host {self.host_name}: held by {holder.strip() or 'another run'}")
-            if not announced:
-                say(f"waiting for the timing lock of host {self.host_name}: held by {holder.strip()}")
-                announced = True
-            time.sleep(2)
+            if chan is None:
+                if not wait:
+                    raise RunError(f"timing is busy on host {self.host_name}: held by "
+                                   f"{holder.strip() or 'another run'}")
+                if not announced:
+                    say(f"waiting for the timing lock of host {self.host_name}: held by {holder.strip()}")
+                    announced = True
+                time.sleep(2)
         try:
             yield {"host": self.host_name}
         finally:

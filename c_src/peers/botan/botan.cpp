@@ -7,9 +7,8 @@
 // set_key is called again).  The buffer is zero-filled when allocated, so a
 // zero magic means "no object yet".  AES has one class per key size, so a
 // key of another size replaces the object (delete + create: still one object
-// per buffer, nothing accumulates).  The object is never freed when the
-// caller frees the buffer (the API has no hook for that): at most one object
-// per buffer.
+// per buffer, nothing accumulates).  release (the descriptor's release hook)
+// deletes the object before the caller frees the buffer.
 //
 // encrypt/decrypt: one BlockCipher::encrypt_n / decrypt_n call over all n
 // blocks (Botan's ECB is exactly that loop; its SIMD code takes 4 or 8
@@ -103,6 +102,15 @@ int set_key(void *ks, const uint8_t *key, unsigned bits)
     return CL_OK;
 }
 
+void release(void *ks)
+{
+    Header *h = static_cast<Header *>(ks);
+    if (h->magic == MAGIC)
+        delete h->obj;
+    h->magic = 0;
+    h->obj = nullptr;
+}
+
 template <Dispatch D> void enc(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
 {
     want(D);
@@ -161,7 +169,8 @@ const char n_idea[] = "IDEA";
                                                set_key<name, per_size, kb, disp>,                            \
                                                enc<disp>,                                                    \
                                                dec<disp>,                                                    \
-                                               nullptr};
+                                               nullptr,                                                      \
+                                               release};
 
 // rijndael/botan is "hardware" (AES-NI): unavailable on a CPU without it.
 BOTAN_IMPL(rijndael, botan, 16, kb_128_256, n_aes, true, FULL, have_aesni)

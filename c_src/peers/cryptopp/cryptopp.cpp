@@ -11,10 +11,10 @@
 // yet".  The first set_*_key constructs the object; later calls reuse it and
 // only call SetKey (no allocation per key setup beyond what Crypto++ itself
 // does).  If the buffer held the other direction's object, that one is
-// destroyed first.  Objects are never destroyed when the caller frees the
-// buffer (the API has no hook for that), so whatever heap memory the object
-// holds (Rijndael's SecBlock schedule and alias workspace; most other ciphers
-// keep their schedules inline) is lost once per buffer, never per key setup.
+// destroyed first.  release (the descriptor's release hook) destroys the
+// object before the caller frees the buffer, so the heap memory it holds
+// (Rijndael's SecBlock schedule and alias workspace; most other ciphers keep
+// their schedules inline) is freed too.
 //
 // encrypt/decrypt: one AdvancedProcessBlocks call over all n blocks with
 // BT_AllowParallel, which is exactly what ECB_Mode<X>::ProcessData does.
@@ -81,6 +81,16 @@ template <class T> T *obtain(void *ks)
     h->destroy = &destroy_obj<T>;
     h->obj = t;
     return t;
+}
+
+void release(void *ks)
+{
+    Header *h = static_cast<Header *>(ks);
+    if (h->magic == MAGIC && h->destroy)
+        h->destroy(static_cast<unsigned char *>(ks) + HEADER);
+    h->magic = 0;
+    h->destroy = nullptr;
+    h->obj = nullptr;
 }
 
 // Dispatch: -1 = Crypto++'s own (leave g_hasAESNI as detected), 0 = no AES-NI.
@@ -176,7 +186,8 @@ const unsigned short kb_idea[] = {128, 0};
                                                set_key_plain<C::Decryption, kb>,                             \
                                                process_plain<bs>,                                            \
                                                process_plain<bs>,                                            \
-                                               nullptr};
+                                               nullptr,                                                      \
+                                               release};
 
 // rijndael/cryptopp: Crypto++'s own dispatch; "hardware" only where the CPU
 // has AES-NI, so it reports unavailable elsewhere (its table code is
@@ -193,7 +204,8 @@ const cl_impl cl_impl_rijndael_cryptopp = {"rijndael",
                                            set_key_plain<CryptoPP::AES::Decryption, kb_128_256>,
                                            process_plain<16>,
                                            process_plain<16>,
-                                           nullptr};
+                                           nullptr,
+                                           release};
 
 extern "C" const cl_impl cl_impl_rijndael_cryptopp_noaesni;
 const cl_impl cl_impl_rijndael_cryptopp_noaesni = {"rijndael",
@@ -207,7 +219,8 @@ const cl_impl cl_impl_rijndael_cryptopp_noaesni = {"rijndael",
                                                    set_key_noaesni<CryptoPP::AES::Decryption, kb_128_256>,
                                                    process_noaesni<16>,
                                                    process_noaesni<16>,
-                                                   nullptr};
+                                                   nullptr,
+                                                   release};
 
 CRYPTOPP_IMPL(rc6, cryptopp, CryptoPP::RC6, 16, kb_128_256)
 CRYPTOPP_IMPL(mars, cryptopp, CryptoPP::MARS, 16, kb_128_256)

@@ -8,8 +8,8 @@
  * reused by every later one, which only calls gcry_cipher_setkey.  AES and
  * Serpent have one algorithm id per key size, so a key of another size
  * closes the handle and opens one for that size (still one handle per buffer,
- * nothing accumulates).  The handle is not closed when the caller frees the
- * buffer (the API has no hook for that): at most one handle per buffer.
+ * nothing accumulates).  gc_release (the descriptor's release hook) closes
+ * the handle before the caller frees the buffer.
  *
  * encrypt/decrypt: one gcry_cipher_encrypt / gcry_cipher_decrypt call over
  * all n blocks (in place when in == out).  libgcrypt 1.10 has no bulk ECB
@@ -88,6 +88,14 @@ static int gc_set_key(void *ks, int algo, const uint8_t *key, unsigned key_bits)
     return CL_OK;
 }
 
+static void gc_release(void *ks)
+{
+    gc_ks *k = ks;
+    if (k->magic == GC_MAGIC)
+        gcry_cipher_close(k->hd);
+    k->magic = 0;
+}
+
 static void gc_encrypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
 {
     const gc_ks *k = ks;
@@ -140,7 +148,7 @@ static int idea_algo(unsigned bits) { return bits == 128 ? GCRY_CIPHER_IDEA : 0;
         .cipher = #cn, .strategy = "gcrypt", .block_bytes = bs, .key_bits = kb,                    \
         .ks_bytes = GC_KS_BYTES, .table_bytes = 0, .available = sym##_avail,                       \
         .set_encrypt_key = sym##_set, .set_decrypt_key = sym##_set,                                \
-        .encrypt = gc_encrypt, .decrypt = gc_decrypt, .init_hook = NULL,                           \
+        .encrypt = gc_encrypt, .decrypt = gc_decrypt, .init_hook = NULL, .release = gc_release,    \
     };
 
 GCRYPT_IMPL(rijndael, aes, 16, kb_128_256, aes_algo)

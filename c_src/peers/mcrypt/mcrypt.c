@@ -7,9 +7,9 @@
  * opened (mcrypt_module_open(algorithm, "ecb")) by the first set_*_key into
  * the buffer and reused by every later one, which re-keys it with
  * mcrypt_generic_deinit + mcrypt_generic_init (libmcrypt frees and
- * re-allocates its internal key buffers there: no growth).  The handle is not
- * closed when the caller frees the buffer (the API has no hook for that): at
- * most one per buffer.
+ * re-allocates its internal key buffers there: no growth).  mc_release (the
+ * descriptor's release hook) de-initialises and closes the handle before the
+ * caller frees the buffer.
  *
  * encrypt/decrypt: libmcrypt works in place only, so out-of-place calls copy
  * in to out first (memmove), then one mcrypt_generic / mdecrypt_generic call
@@ -115,6 +115,18 @@ static int mc_set_key(void *ks, const char *algo, const unsigned short *kb, int 
     return CL_OK;
 }
 
+static void mc_release(void *ks)
+{
+    mc_ks *k = ks;
+    if (k->magic == MC_MAGIC) {
+        if (k->keyed)
+            mcrypt_generic_deinit(k->td);
+        mcrypt_module_close(k->td);
+    }
+    k->magic = 0;
+    k->keyed = 0;
+}
+
 static void mc_encrypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
 {
     const mc_ks *k = ks;
@@ -151,7 +163,7 @@ static void mc_decrypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n
         .cipher = #cn, .strategy = "mcrypt", .block_bytes = bs, .key_bits = kb,                    \
         .ks_bytes = MC_KS_BYTES, .table_bytes = 0, .available = sym##_avail,                       \
         .set_encrypt_key = sym##_set, .set_decrypt_key = sym##_set,                                \
-        .encrypt = mc_encrypt, .decrypt = mc_decrypt, .init_hook = NULL,                           \
+        .encrypt = mc_encrypt, .decrypt = mc_decrypt, .init_hook = NULL, .release = mc_release,    \
     };
 
 MCRYPT_IMPL(rijndael, aes, "rijndael-128", 16, kb_128_256, CONV_NONE)

@@ -8,9 +8,9 @@
  * every later one.  Re-keying with the same cipher and direction passes a
  * NULL cipher to EVP_CipherInit_ex2 (only the key changes, OpenSSL keeps its
  * provider context); another key size (AES-128/192/256 are different
- * ciphers) re-initialises the same context.  The context is not freed when
- * the caller frees the buffer (the API has no hook for that): at most one per
- * buffer.  Padding is off.
+ * ciphers) re-initialises the same context.  ossl_release (the descriptor's
+ * release hook) frees the context before the caller frees the buffer.
+ * Padding is off.
  *
  * encrypt/decrypt: one EVP_CipherUpdate call over all n blocks (OpenSSL
  * allows out == in exactly); lengths beyond 1 GiB are split because the API
@@ -121,6 +121,15 @@ static int ossl_set_key(void *ks, int which, const uint8_t *key, int enc)
     return CL_OK;
 }
 
+static void ossl_release(void *ks)
+{
+    ossl_ks *k = ks;
+    if (k->magic == OSSL_MAGIC)
+        EVP_CIPHER_CTX_free(k->ctx);
+    k->magic = 0;
+    k->ctx = NULL;
+}
+
 static void ossl_update(const void *ks, const uint8_t *in, uint8_t *out, size_t len)
 {
     const ossl_ks *k = ks;
@@ -210,21 +219,21 @@ const cl_impl cl_impl_rijndael_openssl = {
     .cipher = "rijndael", .strategy = "openssl", .block_bytes = 16, .key_bits = kb_128_256,
     .ks_bytes = OSSL_KS_BYTES, .table_bytes = 0, .available = aes_available,
     .set_encrypt_key = aes_set_enc, .set_decrypt_key = aes_set_dec,
-    .encrypt = ossl_ecb16, .decrypt = ossl_ecb16, .init_hook = NULL,
+    .encrypt = ossl_ecb16, .decrypt = ossl_ecb16, .init_hook = NULL, .release = ossl_release,
 };
 
 const cl_impl cl_impl_rijndael_openssl_vpaes = {
     .cipher = "rijndael", .strategy = "openssl_vpaes", .block_bytes = 16, .key_bits = kb_128_256,
     .ks_bytes = OSSL_KS_BYTES, .table_bytes = 0, .available = vpaes_available,
     .set_encrypt_key = aes_set_enc, .set_decrypt_key = aes_set_dec,
-    .encrypt = ossl_ecb16, .decrypt = ossl_ecb16, .init_hook = NULL,
+    .encrypt = ossl_ecb16, .decrypt = ossl_ecb16, .init_hook = NULL, .release = ossl_release,
 };
 
 const cl_impl cl_impl_rijndael_openssl_noaesni = {
     .cipher = "rijndael", .strategy = "openssl_noaesni", .block_bytes = 16, .key_bits = kb_128_256,
     .ks_bytes = OSSL_KS_BYTES, .table_bytes = 0, .available = noaesni_available,
     .set_encrypt_key = aes_set_enc, .set_decrypt_key = aes_set_dec,
-    .encrypt = ossl_ecb16, .decrypt = ossl_ecb16, .init_hook = NULL,
+    .encrypt = ossl_ecb16, .decrypt = ossl_ecb16, .init_hook = NULL, .release = ossl_release,
 };
 
 /* ---- DES (legacy provider), 3DES ---- */
@@ -243,7 +252,7 @@ const cl_impl cl_impl_des_openssl = {
     .cipher = "des", .strategy = "openssl", .block_bytes = 8, .key_bits = kb_des,
     .ks_bytes = OSSL_KS_BYTES, .table_bytes = 0, .available = des_avail,
     .set_encrypt_key = des_set_enc, .set_decrypt_key = des_set_dec,
-    .encrypt = ossl_ecb8, .decrypt = ossl_ecb8, .init_hook = NULL,
+    .encrypt = ossl_ecb8, .decrypt = ossl_ecb8, .init_hook = NULL, .release = ossl_release,
 };
 
 static int des3_avail(void) { return get_cipher(C_3DES) != NULL; }
@@ -260,5 +269,5 @@ const cl_impl cl_impl_3des_openssl = {
     .cipher = "3des", .strategy = "openssl", .block_bytes = 8, .key_bits = kb_3des,
     .ks_bytes = OSSL_KS_BYTES, .table_bytes = 0, .available = des3_avail,
     .set_encrypt_key = des3_set_enc, .set_decrypt_key = des3_set_dec,
-    .encrypt = ossl_ecb8, .decrypt = ossl_ecb8, .init_hook = NULL,
+    .encrypt = ossl_ecb8, .decrypt = ossl_ecb8, .init_hook = NULL, .release = ossl_release,
 };
