@@ -145,12 +145,14 @@ def test_a_real_repeatability_run_stores_its_figures(lab, tmp_path):
 def test_the_peers_table_and_the_stored_json(tmp_path):
     row = {"cipher": "des", "toolchain": "gcc-O3", "kind": "portable", "ours": "spbox", "ours_speed": 1234567.8,
            "peer": "botan", "peer_speed": 1300000.0, "ratio": 1.0532, "ci_low": 1.04, "ci_high": 1.0661,
-           "verdict": "peer faster"}
-    table = peers.format_table([row, {**row, "cipher": "3des", "ratio": 0.9}])
+           "verdict": "peer faster", "blocks": 1, "unit": "Kbit/s"}
+    many = {**row, "blocks": 1024, "unit": "tsc_ticks", "ours_speed": 81.25, "peer_speed": 85.5}
+    table = peers.format_table([many, row, {**row, "cipher": "3des", "ratio": 0.9}])
     lines = table.splitlines()
-    assert len(lines) == 4 and lines[2].startswith("| 3des ")  # sorted by cipher
-    assert lines[3] == ("| des | gcc-O3 | portable | spbox | 1,234,568 | botan | 1,300,000 | 1.053 | [1.040, 1.066] "
-                        "| peer faster |")
+    assert len(lines) == 5 and lines[2].startswith("| 3des ")  # sorted by cipher, then blocks per call
+    assert lines[3] == ("| des | gcc-O3 | portable | 1 | spbox | 1,234,567.8 Kbit/s | botan | 1,300,000.0 | 1.053 | "
+                        "[1.040, 1.066] | peer faster |")
+    assert lines[4].startswith("| des | gcc-O3 | portable | 1024 | spbox | 81.2 tsc ticks per block | botan | 85.5 |")
     h = header("x")
     assert h["format"] == "cipherlab-bench-x" and h["machine"]["cores"] and h["date"][:2] == "20"
     said = []
