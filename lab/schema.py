@@ -230,7 +230,7 @@ class Implementation(Strict):
                     "portable ones only.")
     summary: str
     constant_time: bool | None = None
-    word_bits: Literal[8, 16, 32, 64, 128]
+    word_bits: Literal[8, 16, 32, 64, 128, 256, 512]
     arch: list[str] = Field(["any"], description="Architectures it can run on, or [any].")
     default: bool = False
     label: str | None = Field(None, description="Row name in NIST tables, e.g. DFC-64.")
