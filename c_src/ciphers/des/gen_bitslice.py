@@ -18,9 +18,12 @@ split on the first variable into its two cofactors f0, f1 and built as
     f0 == all-1   -> ~(x & ~f1)
     otherwise     -> f0 ^ ((f0 ^ f1) & x)
 
-recursively on the next variable; every sub-function is memoised by its truth table, so the four
-outputs share all common sub-circuits, and a complement already built costs one NOT.  All 720
-variable orders are tried per S-box and the one with the fewest gates is kept.  Every emitted
+recursively on the next variable (f = f1 ^ ((f0 ^ f1) & ~x) instead when only f1 exists already);
+every sub-function is memoised by its truth table, so the four outputs share all common
+sub-circuits, and a complement already built costs one NOT.  Per S-box, all 720 variable orders
+are tried for the four outputs together, and also the outputs one after the other (four output
+sequences), each with the best of the 720 orders given the gates already built; the circuit with
+the fewest gates is kept.  Every emitted
 circuit is then evaluated on all 64 inputs and compared with the table before anything is written.
 
 The header defines DES_BS_S1 .. DES_BS_S8 as macros over the word type BS_W of the including file:
@@ -69,6 +72,12 @@ class Circuit:
         self.gates = []
         self.memo = {VAR[i]: f"a{i + 1}" for i in range(6)}
 
+    def copy(self):
+        c = Circuit()
+        c.gates = list(self.gates)
+        c.memo = dict(self.memo)
+        return c
+
     def gate(self, tt, op, a, b=None):
         name = f"t{len(self.gates)}"
         self.gates.append((name, op, a, b))
@@ -98,20 +107,37 @@ class Circuit:
         if f0 == ALL:  # ~x | f1 = ~(x & ~f1)
             t = self.gate(VAR[i] & ~f1 & ALL, "andnot", x, self.get(f1, rest))
             return self.gate(f, "not", t)
-        g0 = self.get(f0, rest)
         d = self.get(f0 ^ f1, rest)
+        if f1 in self.memo and f0 not in self.memo:  # f = f1 ^ ((f0 ^ f1) & ~x)
+            m = self.gate((f0 ^ f1) & ~VAR[i] & ALL, "andnot", d, x)
+            return self.gate(f, "xor", self.memo[f1], m)
+        g0 = self.get(f0, rest)
         m = self.gate((f0 ^ f1) & VAR[i], "and", d, x)
         return self.gate(f, "xor", g0, m)
 
 
 def build(s):
+    """The fewest gates over: one variable order for all four outputs (720 tries), and outputs built one after
+    the other, each with its own best order given the gates already there (both output sequences tried)."""
     outs = output_tables(s)
     best = None
     for order in itertools.permutations(range(6)):
         c = Circuit()
         names = [c.get(f, list(order)) for f in outs]
         if best is None or len(c.gates) < len(best[0].gates):
-            best = (c, names, order)
+            best = (c, names, [order] * 4)
+    for seq in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]):
+        c, names, orders = Circuit(), [None] * 4, [None] * 4
+        for m in seq:
+            pick = None
+            for order in itertools.permutations(range(6)):
+                t = c.copy()
+                name = t.get(outs[m], list(order))
+                if pick is None or len(t.gates) < len(pick[0].gates):
+                    pick = (t, name, order)
+            c, names[m], orders[m] = pick
+        if len(c.gates) < len(best[0].gates):
+            best = (c, names, orders)
     return best
 
 
@@ -147,13 +173,13 @@ def emit():
     ]
     total = 0
     for s in range(8):
-        c, names, order = build(s)
+        c, names, orders = build(s)
         got = evaluate(c, names)
         if got != output_tables(s):
             sys.exit(f"gen_bitslice.py: S{s + 1}: the circuit does not match the FIPS 46-3 table")
         total += len(c.gates)
-        lines.append(f"/* S{s + 1}: {len(c.gates)} gates, variable order "
-                     + " ".join(f"b{i + 1}" for i in order) + " */")
+        lines.append(f"/* S{s + 1}: {len(c.gates)} gates, variable orders of outputs 1-4: "
+                     + ", ".join(" ".join(f"b{i + 1}" for i in o) for o in orders) + " */")
         lines.append(f"#define DES_BS_S{s + 1}(A1, A2, A3, A4, A5, A6, Y1, Y2, Y3, Y4) \\")
         lines.append("    do { \\")
         lines.append("        const BS_W a1 = (A1), a2 = (A2), a3 = (A3), a4 = (A4), a5 = (A5), a6 = (A6); \\")
