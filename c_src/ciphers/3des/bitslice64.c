@@ -11,6 +11,8 @@
 #define BS_ATTR
 #define BS_SPLAT(m) (m)
 #define BS_ANDNOT(a, b) ((a) & ~(b))
+#define BS_SRL64(a, n) ((a) >> (n))
+#define BS_SLL64(a, n) ((a) << (n))
 #define BS_PASSES 3
 #define BS_NEED 0
 #define BS_IMPL cl_impl_3des_bitslice64

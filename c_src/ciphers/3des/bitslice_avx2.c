@@ -19,6 +19,8 @@
 #define BS_ATTR __attribute__((target("avx2")))
 #define BS_SPLAT(m) _mm256_set1_epi64x((long long)(m))
 #define BS_ANDNOT(a, b) _mm256_andnot_si256((b), (a))
+#define BS_SRL64(a, n) _mm256_srli_epi64((a), (int)(n))
+#define BS_SLL64(a, n) _mm256_slli_epi64((a), (int)(n))
 #define BS_PASSES 3
 #define BS_NEED 2
 #define BS_IMPL cl_impl_3des_bitslice_avx2

@@ -19,6 +19,8 @@
 #define BS_ATTR __attribute__((target("avx2,avx512f")))
 #define BS_SPLAT(m) _mm512_set1_epi64((long long)(m))
 #define BS_ANDNOT(a, b) _mm512_andnot_si512((b), (a))
+#define BS_SRL64(a, n) _mm512_srli_epi64((a), (unsigned)(n))
+#define BS_SLL64(a, n) _mm512_slli_epi64((a), (unsigned)(n))
 #define BS_PASSES 1
 #define BS_NEED 512
 #define BS_IMPL cl_impl_des_bitslice_avx512
