@@ -38,9 +38,10 @@ IMPLS = [
 IDS = [f"{c}/{i}" for c, i, *_ in IMPLS]
 TOOLCHAINS = ["gcc-O3", "clang-O3"]
 # 1, 3, 17, 1023 (issue 27); the group sizes 8, 16 (IDEA), 64, 256, 512 (bitsliced DES) and their neighbours; the
-# thresholds at which a bitsliced rest is run as one padded group (16, 64, 128) and their neighbours
-COUNTS = [1, 3, 17, 1023, 2, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513,
-          600, 1024, 1100]
+# thresholds at which a bitsliced rest is run as one padded group (BS_PAD_MIN: 16, 22, 24, 26, 32, 44) and their
+# neighbours
+COUNTS = [1, 3, 17, 1023, 2, 7, 8, 9, 15, 16, 21, 22, 23, 24, 25, 26, 27, 31, 32, 33, 43, 44, 45, 63, 64, 65,
+          127, 128, 129, 255, 256, 257, 511, 512, 513, 600, 1024, 1100]
 
 
 def cpu_flags() -> set[str]:
@@ -174,7 +175,8 @@ GUARD_SCRIPT = textwrap.dedent("""
         assert ctypes.string_at(dst, bs * n) == data, (n, "in place")
     print("ok", cipher, impl, toolchain, where, len(counts))
 """)
-GUARD_COUNTS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1023]
+GUARD_COUNTS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 22, 24, 26, 31, 32, 33, 44, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+                511, 512, 513, 1023]
 
 
 def run_guard(lab, cipher, impl, toolchain, where, key_bytes, counts):

@@ -15,6 +15,7 @@
 #define BS_SLL64(a, n) ((a) << (n))
 #define BS_PASSES 3
 #define BS_NEED 0
+#define BS_PAD_MIN 16 /* a padded group costs less than this many scalar blocks (measured, see README) */
 #define BS_IMPL cl_impl_3des_bitslice64
 #define BS_CIPHER "3des"
 #define BS_STRATEGY "bitslice64"

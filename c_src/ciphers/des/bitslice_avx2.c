@@ -3,7 +3,7 @@
  * 64 x 64 bit transpose per 64 of them), the S-boxes as the boolean circuits of
  * des/gen_bitslice.py (des/des_bitslice_sboxes.h), core in des/des_bitslice.h, strategy in
  * des/des_bitslice_body.h.  The functions carry __attribute__((target("avx2"))), so no build
- * flag is needed; available() checks CPUID and XGETBV.  A rest of at least 64 blocks runs as
+ * flag is needed; available() checks CPUID and XGETBV.  A rest of at least 32 blocks runs as
  * one zero-padded group, smaller rests and 1-block calls the scalar SP-box path.  Other
  * architectures compile to a stub whose available() returns 0.
  */
@@ -23,6 +23,7 @@
 #define BS_SLL64(a, n) _mm256_slli_epi64((a), (int)(n))
 #define BS_PASSES 1
 #define BS_NEED 2
+#define BS_PAD_MIN 32 /* a padded group costs less than this many scalar blocks (measured, see README) */
 #define BS_IMPL cl_impl_des_bitslice_avx2
 #define BS_CIPHER "des"
 #define BS_STRATEGY "bitslice_avx2"
