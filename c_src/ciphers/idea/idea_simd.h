@@ -64,15 +64,17 @@ static int is_set_decrypt_key(void *ks, const uint8_t *key, unsigned bits)
 }
 
 /* a (.) k modulo 2^16+1 in every lane, k = subkey i. */
-#define IS_MUL(a, i)                                                                                \
-    ({                                                                                              \
-        const IS_V k_ = IS_KEY(ks->k[i]);                                                           \
-        const IS_V lo_ = IS_MULLO(a, k_), hi_ = IS_MULHI_U(a, k_);                                  \
-        const IS_V ge_ = IS_CMPEQ(IS_SUBS_U(hi_, lo_), zero); /* all ones where lo >= hi */        \
-        const IS_V r_ = IS_ADD(IS_ADD(IS_SUB(lo_, hi_), one), ge_);                                  \
-        const IS_V z_ = IS_OR(IS_CMPEQ(a, zero), IS_KEY(ks->k_zero[i]));                            \
-        IS_OR(r_, IS_AND(z_, IS_SUB(IS_KEY(ks->one_minus_k[i]), a)));                               \
-    })
+IS_ATTR static inline __attribute__((always_inline)) IS_V is_mul(IS_V a, const is_ks *ks, int i)
+{
+    const IS_V zero = IS_SET1(0), one = IS_SET1(1);
+    const IS_V k = IS_KEY(ks->k[i]);
+    const IS_V lo = IS_MULLO(a, k), hi = IS_MULHI_U(a, k);
+    const IS_V ge = IS_CMPEQ(IS_SUBS_U(hi, lo), zero); /* all ones where lo >= hi */
+    const IS_V r = IS_ADD(IS_ADD(IS_SUB(lo, hi), one), ge);
+    const IS_V z = IS_OR(IS_CMPEQ(a, zero), IS_KEY(ks->k_zero[i]));
+    return IS_OR(r, IS_AND(z, IS_SUB(IS_KEY(ks->one_minus_k[i]), a)));
+}
+#define IS_MUL(a, i) is_mul((a), ks, (i))
 
 #define IS_BSWAP(x) IS_OR(IS_SLL(x, 8), IS_SRL(x, 8))
 
@@ -81,7 +83,6 @@ static int is_set_decrypt_key(void *ks, const uint8_t *key, unsigned bits)
 IS_ATTR static inline __attribute__((always_inline)) void is_groups(const is_ks *ks, const uint8_t *in,
                                                                     uint8_t *out, const int G)
 {
-    const IS_V zero = IS_SET1(0), one = IS_SET1(1);
     IS_V x1[2], x2[2], x3[2], x4[2];
     for (int g = 0; g < G; g++) {
         const uint8_t *p = in + 4 * sizeof(IS_V) * g;
