@@ -1,0 +1,87 @@
+/*
+ * idea/avx2.c -- IDEA on AVX2: 16 blocks per group (two groups of 8 side by side), 16-bit lanes (idea_simd.h), the rest and
+ * 1-block calls through the scalar code of ref.c (idea_core.h).  The functions carry
+ * __attribute__((target("avx2"))), so no build flag is needed; available() checks CPUID and XGETBV.  Other
+ * architectures compile to a stub whose available() returns 0.
+ */
+#include "cipherlab.h"
+
+static const unsigned short is_key_bits[] = {128, 0};
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define IS_V __m256i
+#define IS_LANES 16
+#define IS_ATTR __attribute__((target("avx2")))
+#define IS_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define IS_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
+#define IS_SET1(x) _mm256_set1_epi16((short)(x))
+#define IS_KEY(p) _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(const void *)(p)))
+#define IS_ADD _mm256_add_epi16
+#define IS_SUB _mm256_sub_epi16
+#define IS_SUBS_U _mm256_subs_epu16
+#define IS_MULLO _mm256_mullo_epi16
+#define IS_MULHI_U _mm256_mulhi_epu16
+#define IS_CMPEQ _mm256_cmpeq_epi16
+#define IS_AND _mm256_and_si256
+#define IS_OR _mm256_or_si256
+#define IS_XOR _mm256_xor_si256
+#define IS_SLL _mm256_slli_epi16
+#define IS_SRL _mm256_srli_epi16
+#define IS_UNPACKLO16 _mm256_unpacklo_epi16
+#define IS_UNPACKHI16 _mm256_unpackhi_epi16
+#define IS_UNPACKLO32 _mm256_unpacklo_epi32
+#define IS_UNPACKHI32 _mm256_unpackhi_epi32
+#define IS_UNPACKLO64 _mm256_unpacklo_epi64
+#define IS_UNPACKHI64 _mm256_unpackhi_epi64
+#include "idea_simd.h"
+
+#include <cpuid.h>
+static int is_available(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
+        return 0;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u)); /* XCR0 */
+    (void)hi;
+    return (b & (1u << 5)) && (lo & 0x06u) == 0x06u; /* AVX2; XMM and YMM state */
+}
+
+const cl_impl cl_impl_idea_avx2 = {
+    .cipher = "idea",
+    .strategy = "avx2",
+    .block_bytes = 8,
+    .key_bits = is_key_bits,
+    .ks_bytes = sizeof(is_ks),
+    .table_bytes = 0,
+    .available = is_available,
+    .set_encrypt_key = is_set_encrypt_key,
+    .set_decrypt_key = is_set_decrypt_key,
+    .encrypt = is_crypt,
+    .decrypt = is_crypt,
+    .init_hook = NULL,
+};
+
+#else
+
+static int is_unavailable(void) { return 0; }
+static int is_no_key(void *ks, const uint8_t *key, unsigned bits)
+{
+    (void)ks, (void)key, (void)bits;
+    return CL_UNAVAILABLE;
+}
+static void is_no_crypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    (void)ks, (void)in, (void)out, (void)n;
+}
+const cl_impl cl_impl_idea_avx2 = {
+    .cipher = "idea", .strategy = "avx2", .block_bytes = 8, .key_bits = is_key_bits,
+    .ks_bytes = 8, .table_bytes = 0, .available = is_unavailable, .set_encrypt_key = is_no_key,
+    .set_decrypt_key = is_no_key, .encrypt = is_no_crypt, .decrypt = is_no_crypt, .init_hook = NULL};
+
+#endif
