@@ -60,7 +60,7 @@ def test_run_prints_where_and_what_then_report_rebuilds_the_same_numbers(tmp_pat
     env = {"CIPHERLAB_CIPHER_DIRS": str(FIXTURE_CIPHERS), "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks"),
            "CIPHERLAB_MACHINE": "cli"}
     res, rep = tmp_path / "results", tmp_path / "reports"
-    r = lab("run", "--ciphers", "des,wrongdes", "--implementations", "ours", "--toolchains", "gcc-O3",
+    r = lab("run", "--ciphers", "des,wrongdes", "--implementations", "default", "--toolchains", "gcc-O3",
             "--profile", "smoke", "--no-icount", "--no-progress", "--results-dir", str(res), "--reports-dir",
             str(rep), "--build-dir", str(ROOT / "build" / "test-cli"), env=env)
     assert r.returncode == 1, r.stderr  # one red cell: exit 1, and the run still finished and reported
@@ -90,7 +90,7 @@ def test_run_prints_where_and_what_then_report_rebuilds_the_same_numbers(tmp_pat
 
 def test_run_without_a_red_cell_exits_0_and_quiet_prints_only_the_result(tmp_path):
     env = {"CIPHERLAB_LOCK_DIR": str(tmp_path / "locks"), "CIPHERLAB_MACHINE": "cli"}
-    r = lab("run", "--ciphers", "idea", "--toolchains", "clang-O3", "--profile", "smoke", "--no-icount", "--quiet",
+    r = lab("run", "--ciphers", "idea", "--implementations", "default", "--toolchains", "clang-O3", "--profile", "smoke", "--no-icount", "--quiet",
             "--no-report", "--results-dir", str(tmp_path / "results"), "--build-dir",
             str(ROOT / "build" / "test-cli"), env=env)
     assert r.returncode == 0, r.stderr

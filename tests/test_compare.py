@@ -48,7 +48,7 @@ def test_by_toolchain_finds_O0_slower_and_the_cli_prints_it(tmp_path):
 def test_a_run_against_itself_is_no_change(tmp_path):
     env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
     common = ["--results-dir", str(tmp_path / "results"), "--build-dir", str(ROOT / "build" / "test-compare")]
-    r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "des", "--toolchains", "gcc-O3",
+    r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "des", "--implementations", "default", "--toolchains", "gcc-O3",
                         "--profile", "quick", "--no-report", "--no-icount", "--no-progress", *common],
                        cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -194,7 +194,7 @@ def test_a_fork_bomb_and_a_memory_hog_end_at_the_container_limits(images, tmp_pa
     lab = Lab(cipher_dirs=[ROOT / "c_src" / "ciphers", ROOT / "tests" / "fixtures" / "limits"])
     lab.targets["x86_64"] = lab.targets["x86_64"].model_copy(update={"limits": ContainerLimits(**LIMITED)})
     m = tmp_path / "matrix.yaml"
-    m.write_text("ciphers: [greedydes, idea]\nimplementations: ours\ntoolchains: [gcc-O3]\ntargets: [x86_64]\n"
+    m.write_text("ciphers: [greedydes, idea]\nimplementations: [greedydes/bomb, greedydes/hog, idea/ref]\ntoolchains: [gcc-O3]\ntargets: [x86_64]\n"
                  "profile: smoke\nbackend: container\n")
     t0 = time.monotonic()
     out = run(lab, RunRequest(matrix=m, results_dir=tmp_path / "results", build_dir=ROOT / "build" / "test-containers",

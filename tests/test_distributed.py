@@ -45,7 +45,7 @@ def lab_cmd(tmp: Path, hs, *args: str, env_extra: dict | None = None) -> subproc
 
 def run_args(tmp: Path, *extra: str) -> list[str]:
     return ["run", "--results-dir", str(tmp / "results"), "--build-dir", str(ROOT / "build" / "test-ssh"),
-            "--no-report", "--no-icount", "--no-progress", "--profile", "smoke", *extra]
+            "--no-report", "--no-icount", "--no-progress", "--profile", "smoke", "--implementations", "default", *extra]
 
 
 @needs_hosts
@@ -178,7 +178,8 @@ def test_a_dask_local_cluster_of_two_workers_never_overlaps_timings(tmp_path):
 
     os.environ["CIPHERLAB_LOCK_DIR"] = str(tmp_path / "locks")
     try:
-        out = run(Lab(), RunRequest(ciphers=["des", "idea", "rc6", "twofish"], toolchains=["gcc-O3", "clang-O3"],
+        out = run(Lab(), RunRequest(ciphers=["des", "idea", "rc6", "twofish"], implementations="default",
+                                    toolchains=["gcc-O3", "clang-O3"],
                                     profile="smoke", executor="dask", icount=False, results_dir=tmp_path / "results",
                                     build_dir=ROOT / "build" / "test-dask"), Progress(0, "quiet"))
     finally:
@@ -213,7 +214,7 @@ def test_a_dask_worker_that_dies_mid_measurement_has_its_cell_measured_again(tmp
     pytest.importorskip("distributed", reason="the optional Dask extra: pip install -e '.[distributed]'")
     build = ROOT / "build" / "test-dask-death"
     env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
-    p = subprocess.Popen([sys.executable, "-m", "lab", "run", "--ciphers", "des,idea,rc6", "--toolchains", "gcc-O3",
+    p = subprocess.Popen([sys.executable, "-m", "lab", "run", "--ciphers", "des,idea,rc6", "--implementations", "default", "--toolchains", "gcc-O3",
                           "--profile", "smoke", "--executor", "dask", "--no-icount", "--no-report", "--no-progress",
                           "--results-dir", str(tmp_path / "results"), "--build-dir", str(build)],
                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -101,7 +101,8 @@ def test_a_missing_compiler_and_an_impossible_target_are_unavailable(tmp_path):
         "description: builds for the x86_64 container only\ninherits: gcc-O3\ntargets: [x86_64]\n")
     code = ("import sys; from pathlib import Path; from lab.config import Lab; from lab.run import RunRequest, run;"
             "t = Path(sys.argv[1]); out = run(Lab(root=t / 'checkout', shared=Path(sys.argv[2])),"
-            " RunRequest(ciphers=['des'], toolchains=['gcc-missing', 'container-only'], profile='smoke',"
+            " RunRequest(ciphers=['des'], implementations='default', toolchains=['gcc-missing', 'container-only'],"
+            " profile='smoke',"
             " results_dir=t / 'results', build_dir=t / 'build', icount=False)); print(out.run_dir)")
     r = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(ROOT.parent / "shared")], cwd=ROOT,
                        capture_output=True, text=True, env=lab_env(tmp_path))
