@@ -1,7 +1,7 @@
 """Per-cell evidence of why a cell is fast: the disassembly of its encrypt, decrypt and key-setup functions.
 
 Called once per run, after the known-answer gate, for every built cell (:func:`record`); it writes
-``<run dir>/asm/<cell id, safe characters>.json`` and never fails a cell: what could not be found is a
+``<run dir>/asm/<cell id, safe characters>.json.gz`` and never fails a cell: what could not be found is a
 ``note`` (or a per-function ``missing``) in the evidence.
 
 Which function is which comes from the descriptor ``cl_impl_<cipher>_<strategy>`` (c_src/include/cipherlab.h):
@@ -17,6 +17,7 @@ across), run through the cell's backend so a container target uses its image's.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import struct
@@ -287,7 +288,11 @@ def record(backend, built: list, asm_dir: Path, jobs: int = 1) -> float:
         r = b.results.get("timing") or b.results.get("kat")
         prog = r.program if r is not None and r.ok else None
         ev = evidence(backend, b.cell, list(r.plan.objects) if r is not None else [], prog)
-        (asm_dir / f"{safe_name(b.cell.id)}.json").write_text(json.dumps(ev, indent=1))
+        try:  # gzip: a default run's evidence is ~5 MB as text, ~0.5 MB compressed; best effort on a full disk
+            with gzip.open(asm_dir / f"{safe_name(b.cell.id)}.json.gz", "wt") as f:
+                json.dump(ev, f)
+        except OSError:
+            (asm_dir / f"{safe_name(b.cell.id)}.json.gz").unlink(missing_ok=True)
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         list(pool.map(one, built))
@@ -297,10 +302,10 @@ def record(backend, built: list, asm_dir: Path, jobs: int = 1) -> float:
 def load(run_dir: Path) -> dict[str, dict]:
     """The evidence of a run: {cell id: evidence} (empty when the run recorded none)."""
     out = {}
-    for f in sorted((Path(run_dir) / "asm").glob("*.json")):
+    for f in sorted((Path(run_dir) / "asm").glob("*.json*")):
         try:
-            ev = json.loads(f.read_text())
-        except (OSError, ValueError):
+            ev = json.loads(gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_text())
+        except (OSError, ValueError, EOFError):
             continue
         if isinstance(ev, dict) and "cell" in ev:
             out[ev["cell"]] = ev

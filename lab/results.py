@@ -350,10 +350,11 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
         if status == "finished":
             self.meta.finished = now_iso()
         self.write_meta()
-        try:  # the run's tidy table, so that loading it recomputes nothing (derived data: best effort)
-            _index_run(self.dir)
-        except (RunError, UserError, OSError, ValueError):
-            pass
+        if status == "finished":  # its tidy table, so that loading it recomputes nothing (derived: best effort)
+            try:
+                _index_run(self.dir)
+            except (RunError, UserError, OSError, ValueError):
+                pass
 
 
 # ------------------------------------------------------------------ reading

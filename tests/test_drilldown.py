@@ -34,7 +34,7 @@ def dd_run(lab, tmp_path_factory):
 
 
 def _ev(run_dir, cell: str) -> dict:
-    return json.loads((run_dir / "asm" / f"{disasm.safe_name(cell)}.json").read_text())
+    return disasm.load(run_dir)[cell]  # stored compressed: <run>/asm/<cell>.json.gz
 
 
 @pytest.mark.parametrize("toolchain", ["gcc-O3", "clang-O3"])

@@ -40,7 +40,6 @@ FILES = {
     "lipmaa": "lipmaa_sc2000.csv",
     "lipmaa_sbox": "lipmaa_sbox_strategies.csv",
     "sterbenz": "sterbenz_java.csv",
-    "gladman_simd": "gladman_simd.csv",  # hand-entered (SOURCES.md): one sentence, not a table
 }
 
 _FLOAT = ("value",)
