@@ -178,7 +178,9 @@ def test_a_dask_local_cluster_of_two_workers_never_overlaps_timings(tmp_path):
 
     os.environ["CIPHERLAB_LOCK_DIR"] = str(tmp_path / "locks")
     try:
-        out = run(Lab(), RunRequest(ciphers=["des", "idea", "rc6", "twofish"], implementations="default",
+        out = run(Lab(), RunRequest(ciphers=["des", "idea", "rc6", "twofish"],
+                                    implementations=["des/spbox", "idea/ref", "rc6/ref", "twofish/full",
+                                                     "twofish/compact"],
                                     toolchains=["gcc-O3", "clang-O3"],
                                     profile="smoke", executor="dask", icount=False, results_dir=tmp_path / "results",
                                     build_dir=ROOT / "build" / "test-dask"), Progress(0, "quiet"))
