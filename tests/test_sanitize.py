@@ -106,7 +106,8 @@ PEER_CIPHERS = sorted({i.cipher for i in Lab().all_impls() if i.impl_class == "p
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cipher", PEER_CIPHERS)
+@pytest.mark.parametrize("cipher", [c if c == "rijndael" else pytest.param(c, marks=pytest.mark.heavy)
+                                    for c in PEER_CIPHERS])  # rijndael: the cipher with the most peers
 def test_every_peer_is_clean_under_the_sanitizers_leaks_included(lab, cipher, monkeypatch):
     """`python -m lab verify CIPHER VECTORS --impl peers --toolchain sanitize` passes: with leak detection on
     (ASan's default) and the report on stderr, as a user runs it."""
