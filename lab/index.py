@@ -66,22 +66,17 @@ def write(run_dir: Path, df: pd.DataFrame, results_version: int) -> Path | None:
 
 
 def read(run_dir: Path, results_version: int) -> pa.Table | None:
-    """The run's stored table, or None when there is none or it is stale."""
-    path = run_dir / FILE
+    """The run's stored table, or None when there is none or it is stale (one read: the stamp is in the
+    table's own metadata)."""
     try:
-        meta = pq.read_schema(path).metadata or {}
+        table = pq.read_table(run_dir / FILE)
     except (OSError, pa.ArrowInvalid):
         return None
     try:
-        stamp = json.loads(meta.get(_KEY, b"{}"))
+        stamp = json.loads((table.schema.metadata or {}).get(_KEY, b"{}"))
     except ValueError:
         return None
-    if stamp != _stamp(run_dir, results_version):
-        return None
-    try:
-        return pq.read_table(path)
-    except (OSError, pa.ArrowInvalid):
-        return None
+    return table if stamp == _stamp(run_dir, results_version) else None
 
 
 def to_frame(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
@@ -91,7 +86,7 @@ def to_frame(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
     # lists come back as numpy arrays: the per-process values as plain lists, as results.cell_rows makes them
-    df["per_process"] = df["per_process"].map(lambda v: None if v is None else [float(x) for x in v])
+    df["per_process"] = df["per_process"].map(lambda v: None if v is None else v.tolist())
     return df
 
 
