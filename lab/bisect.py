@@ -33,8 +33,7 @@ from .errors import UsageError, UserError
 from .kat import run_kat
 from .measure import CellSamples, Measurer, cycles_args
 from .plan import Cell
-from .quantities import cycle_quantities, timing_quantities
-from .trends import compiler_of
+from .quantities import cycle_quantities
 
 EXACT = {"insn_encrypt_per_block": ("encrypt", True), "insn_decrypt_per_block": ("decrypt", True),
          "insn_ekey": ("ekey", False), "insn_dkey": ("dkey", False)}
@@ -76,10 +75,9 @@ class Outcome:
 class _Probe:
     """Builds, gates and measures one cell at a revision (a worktree) or with a toolchain."""
 
-    def __init__(self, lab: Lab, backend, cipher: str, impl: str | None, target: str, metric: str,
-                 build_root: Path, say: Callable[[str], None]):
-        self.lab, self.backend, self.cipher, self.impl, self.target = lab, backend, cipher, impl, target
-        self.metric, self.build_root, self.say = metric, build_root, say
+    def __init__(self, backend, cipher: str, impl: str | None, target: str, metric: str, build_root: Path):
+        self.backend, self.cipher, self.impl, self.target = backend, cipher, impl, target
+        self.metric, self.build_root = metric, build_root
         self.builds = self.counts = self.processes = 0
         self.measurer = Measurer(backend, backend.pick_cpu("auto"), lambda cs: None)
 
@@ -109,7 +107,7 @@ class _Probe:
         if exact:
             p.value = self.count(cell, res["icount"].program, backend)
         else:
-            p.samples = _TimingOnly(cell, res["timing"].program, res["timing"].program)
+            p.samples = CellSamples(cell, res["timing"].program, res["timing"].program, timing_only=True)
 
     def count(self, cell: Cell, program: Path, backend) -> float:
         c, counts = icount.count(backend, program, cycles_args(cell, icount=True), target=cell.target,
@@ -124,9 +122,7 @@ class _Probe:
         return min(q.per_process)
 
     def costs(self, p: Probe) -> list[float]:
-        qs = timing_quantities([x["key_sizes"] for x in p.samples.timing], p.samples.cell.impl.block_bits, "")
-        q = next(q for q in qs if q.metric == self.metric)
-        return q.per_process
+        return p.samples.timing_quantity(self.metric, p.samples.cell.key_sizes[0]).per_process
 
     def more(self, probes: list[Probe], rounds: int) -> None:
         for _ in range(rounds):
@@ -146,12 +142,6 @@ class _WorktreeBackend(HostBackend):
 
     def plugin_path(self) -> str | None:
         return self._plugin
-
-
-class _TimingOnly(CellSamples):
-    @property
-    def counts_cycles(self) -> bool:
-        return False
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -188,7 +178,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str | None = None, target: str = "h
     tmp = Path(tempfile.mkdtemp(prefix="cipherlab-bisect-"))
     backend = make_backend(lab, "host" if not lab.target(target).image else "container", build_dir=tmp / "b",
                            progress=lambda s: None)
-    pr = _Probe(lab, backend, cipher, impl, target, metric, tmp / "builds", say)
+    pr = _Probe(backend, cipher, impl, target, metric, tmp / "builds")
     worktrees: list[Path] = []
     try:
         backend.prepare([lab.target(target)], inputs=sorted(set(lab.cipher(cipher).impl(
@@ -217,6 +207,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str | None = None, target: str = "h
 
         def ready(p: Probe) -> Probe:
             if p.value is None and p.samples is None and p.failure is None:
+                say(f"bisect: {p.name} ({p.subject})")
                 setup(p)
                 if p.failure:
                     raise UserError(f"{p.name} ({p.subject}): {p.failure}")
@@ -264,8 +255,8 @@ def bisect(lab: Lab, cipher: str, toolchain: str | None = None, target: str = "h
                                         "instructions)")
                 out.first = probes[hi]
                 first = out.first if out.first.samples else b
-                c = stats.compare(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first))
-                out.change, out.ci_low, out.ci_high = 1 / c.ratio - 1, 1 / c.ci_high - 1, 1 / c.ci_low - 1
+                s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first))
+                out.change, out.ci_low, out.ci_high = s.speedup - 1, s.ci_low - 1, s.ci_high - 1
                 out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
                                f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
     finally:
@@ -313,14 +304,13 @@ def _versions(lab: Lab, names: list[str]) -> list[str]:
         raise UsageError(f"option --toolchains: {', '.join(names)} names {len(picked)} toolchain(s); a bisection "
                          "over compiler versions needs two or more")
 
-    def version(name: str) -> tuple:
-        tc = lab.toolchain(name)
-        digits = [int(x) for x in __import__("re").findall(r"\d+", tc.cc)]
-        return (tc.family, tuple(digits))
+    def version(name: str) -> tuple:  # versions.yaml says which version a profile stands for
+        return tuple(int(x) for x in (lab.toolchain(name).family_version or "0").split(".") if x.isdigit())
+
     fams = {lab.toolchain(n).family for n in picked}
     if len(fams) > 1:
         raise UsageError(f"option --toolchains: {', '.join(picked)} mix compiler families; bisect one at a time")
     return sorted(picked, key=version)
 
 
-__all__ = ["bisect", "revisions", "Outcome", "compiler_of"]
+__all__ = ["bisect", "revisions", "Outcome"]

@@ -66,8 +66,8 @@ def _select(df: pd.DataFrame, metrics) -> pd.DataFrame:
     return sel
 
 
-def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str, threshold: float = stats.NOISE_THRESHOLD,
-                   metrics=None) -> Table:
+def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str,
+                   threshold: float = stats.NOISE_THRESHOLD, metrics=None) -> Table:
     """Quantities of b against the same quantities of a, matched on `key` + metric, key size, n_blocks."""
     return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics))
 
@@ -83,22 +83,22 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
         exact = r.estimator_a == "exact" or r.estimator_b == "exact"
         if exact or r.per_process_a is None or r.per_process_b is None:
             ratio = r.estimate_b / r.estimate_a if speed else r.estimate_a / r.estimate_b
-            verdict = "no change" if abs(ratio - 1) <= threshold else ("faster" if ratio > 1 else "slower")
+            verdict = stats.exact_verdict(ratio, threshold)
             rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
                             ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict))
             continue
         # cost ratio B/A; rows with per-process values are estimated by "min" or "median" (exact counts and facts
         # took the branch above)
-        c = stats.compare(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold=threshold)
-        speedup, lo, hi = 1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low
-        rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, speedup,
-                        lo, hi, c.p_value, c.verdict))
+        s = stats.speedup(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold)
+        rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, s.speedup,
+                        s.ci_low, s.ci_high, s.p_value, s.verdict))
     rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks))  # n_blocks: NaN except for per-block rows
     return rows
 
 
 def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: str | None = None,
-                 threshold: float = stats.NOISE_THRESHOLD, metrics=None) -> Table:  # pragma: no mutate block (I/O: docs/testing.md)
+                 threshold: float = stats.NOISE_THRESHOLD,
+                 metrics=None) -> Table:  # pragma: no mutate block (I/O: docs/testing.md)
     if by == "toolchain":
         return compare_toolchains(results.load(run_a, results_dir), threshold, metrics)
     if not run_a:
@@ -109,7 +109,8 @@ def compare_runs(results_dir: Path, run_a: str, run_b: str | None = None, by: st
     return compare_frames(da, db, "cell", da.run_id.iloc[0] if not da.empty else run_a, name_b, threshold, metrics)
 
 
-def compare_toolchains(df: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, metrics=None, baseline: str | None = None) -> Table:
+def compare_toolchains(df: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, metrics=None,
+                       baseline: str | None = None) -> Table:
     """Within one run: every toolchain against the baseline (gcc-O3 when present), implementation by
     implementation on each target."""
     if df.empty:

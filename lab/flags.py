@@ -45,7 +45,7 @@ from .errors import UsageError, UserError
 from .kat import run_kat
 from .measure import CellSamples, Measurer
 from .plan import Cell, unavailable_reason
-from .quantities import headline, timing_quantities
+from .quantities import headline
 
 QUANTITIES = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
 STATUSES = ("winner", "tied", "slower", "identical", "unavailable")
@@ -146,14 +146,6 @@ class Entry:
                 "ci_high": e.ci_high if e else None}
 
 
-class _TimingOnly(CellSamples):
-    """A candidate's processes: the timing program only (the race decides on its speeds)."""
-
-    @property
-    def counts_cycles(self) -> bool:
-        return False
-
-
 @dataclass
 class Race:
     quantity: str  # encrypt_speed, decrypt_speed or key_setup_speed
@@ -168,17 +160,10 @@ class Race:
     eliminations: list[tuple[int, str]] = field(default_factory=list)
 
     def estimate(self, e: Entry) -> stats.Estimate:
-        cs = e.samples
-        assert cs is not None
-        qs = timing_quantities([p["key_sizes"] for p in cs.timing], cs.cell.impl.block_bits, "")
-        q = next(x for x in qs if x.metric == self.quantity and x.key_size == self.key_size)
-        return headline(q, "min", 0.95)
+        return headline(e.samples.timing_quantity(self.quantity, self.key_size), "min", 0.95)
 
     def costs(self, e: Entry) -> list[float]:
-        cs = e.samples
-        assert cs is not None
-        qs = timing_quantities([p["key_sizes"] for p in cs.timing], cs.cell.impl.block_bits, "")
-        return next(x for x in qs if x.metric == self.quantity and x.key_size == self.key_size).per_process
+        return e.samples.timing_quantity(self.quantity, self.key_size).per_process
 
     def slower(self, best: Entry, other: Entry) -> bool:
         """The other's cost beyond the noise band of the best's (speeds: higher is better)."""
@@ -247,8 +232,7 @@ class CellSearch:
                 "tied": [list(e.candidate.flags) for e in by["tied"]],
                 "spread": (max(measured) / min(measured)) if len(measured) > 1 else None,
                 "candidates_total": len(self.entries), "builds": self.builds,
-                "distinct_binaries": sum(1 for e in self.entries if e.status not in ("identical", "unavailable")
-                                         or (e.status == "unavailable" and e.digest)),
+                "distinct_binaries": sum(1 for e in self.entries if e.digest and e.status != "identical"),
                 "rounds": self.race.rounds, "processes": self.race.processes,
                 "eliminations": self.race.eliminations, "seconds": round(self.seconds, 1),
                 "candidates": [e.json() for e in self.entries]}
@@ -295,7 +279,7 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
                 e.reason = f"{v.status}: {v.reason}"
                 continue
             e.status = "racing"
-            e.samples = _TimingOnly(cell, timing.program, timing.program)
+            e.samples = CellSamples(cell, timing.program, timing.program, timing_only=True)
             gated.append((e, cell))
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
         f"{len(gated)} pass their known answers; racing")

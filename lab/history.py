@@ -80,13 +80,12 @@ def _split_test(left: pd.DataFrame, right: pd.DataFrame, threshold: float) -> tu
     """(speed change, low, high, verdict) of right against left, pooled over their runs' processes."""
     exact = left.estimator.iloc[0] == "exact"
     if exact:  # counts are costs, exact: a change beyond the threshold
-        a, b = float(left.estimate.median()), float(right.estimate.median())
-        ch = a / b - 1
-        return ch, ch, ch, ("no change" if abs(ch) <= threshold else "faster" if ch > 0 else "slower")
+        sp = float(left.estimate.median()) / float(right.estimate.median())
+        return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
     pool = lambda d: [x for pp in d.per_process for x in (pp or [])]  # noqa: E731
-    c = stats.compare(pool(left), pool(right), left.estimator.iloc[0], threshold=threshold)
-    # per-process values are costs for every timed quantity (speeds are converted after): B/A of costs
-    return 1 / c.ratio - 1, 1 / c.ci_high - 1, 1 / c.ci_low - 1, c.verdict
+    # per-process values are costs for every timed quantity (speeds are converted after)
+    s = stats.speedup(pool(left), pool(right), left.estimator.iloc[0], threshold)
+    return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
 
 
 def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, min_size: int = 1) -> list[tuple]:

@@ -22,7 +22,7 @@ from typing import Callable
 from . import system
 from .backends import Backend, Completed
 from .plan import Cell
-from .quantities import cycle_quantities, headline, timing_quantities
+from .quantities import Quantity, cycle_quantities, headline, timing_quantities
 
 
 class OutputError(ValueError):
@@ -115,11 +115,17 @@ class CellSamples:
     ctxt: int = 0
     failure: tuple[str, str] | None = None
     stopped: str | None = None
+    timing_only: bool = False  # the flag race and bisection decide on speeds: no cycles program
 
     @property
     def counts_cycles(self) -> bool:
         """Targets whose counter is the instruction marker get their cycle table from instruction counts."""
-        return self.cell.target.counter != "marker"
+        return not self.timing_only and self.cell.target.counter != "marker"
+
+    def timing_quantity(self, metric: str, key_size: int) -> Quantity:
+        """One speed quantity (encrypt_speed, decrypt_speed, key_setup_speed) of the processes so far."""
+        qs = timing_quantities([p["key_sizes"] for p in self.timing], self.cell.impl.block_bits, "")
+        return next(q for q in qs if q.metric == metric and q.key_size == key_size)
 
     @property
     def processes(self) -> int:

@@ -177,3 +177,29 @@ def compare(a: Sequence[float], b: Sequence[float], estimator: str = "min", conf
     else:
         verdict = "no change"
     return Comparison(ratio, low, high, p, verdict)
+
+
+@dataclass(frozen=True)
+class Speedup:
+    speedup: float  # B's speed / A's: above 1, B is faster
+    ci_low: float
+    ci_high: float
+    p_value: float
+    verdict: str  # faster, slower, no change (of B)
+
+
+def speedup(costs_a: Sequence[float], costs_b: Sequence[float], estimator: str = "min",
+            threshold: float = NOISE_THRESHOLD) -> Speedup:
+    """B against A from their per-process costs (times, counts), oriented as a speed: compare()'s cost ratio
+    B/A turned over, with its interval's ends swapped."""
+    c = compare(costs_a, costs_b, estimator, threshold=threshold)
+    return Speedup(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low, c.p_value, c.verdict)
+
+
+def exact_verdict(speedup_ratio: float, threshold: float = NOISE_THRESHOLD) -> str:
+    """The verdict on an exact speed ratio (instruction counts, facts): no statistics, a change beyond the
+    threshold."""
+    if abs(speedup_ratio - 1) <= threshold:
+        return "no change"
+    return "faster" if speedup_ratio > 1 else "slower"
+

@@ -113,17 +113,16 @@ def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESH
             if a.version == b.version:
                 continue
             if metric in exact_metrics:  # counts are costs and exact: a change beyond the threshold is a step
-                change = a.estimate / b.estimate - 1
-                if abs(change) <= threshold:
-                    continue
-                low = high = change
-                verdict, exact = ("faster" if change > 0 else "slower"), None
+                sp = a.estimate / b.estimate
+                change = low = high = sp - 1
+                verdict, exact = stats.exact_verdict(sp, threshold), None
             else:
-                c = stats.compare(list(a.per_process), list(b.per_process), a.estimator, threshold=threshold)
-                if c.verdict == "no change":
-                    continue
-                change, low, high = 1 / c.ratio - 1, 1 / c.ci_high - 1, 1 / c.ci_low - 1  # costs B/A -> speed
-                verdict, exact = c.verdict, _exact_change(pts, a, b, EXACT.get(metric))
+                s = stats.speedup(list(a.per_process), list(b.per_process), a.estimator, threshold)
+                change, low, high, verdict = s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
+            if verdict == "no change":
+                continue
+            if metric not in exact_metrics:  # a timed step: what the exact counts say at the same versions
+                exact = _exact_change(pts, a, b, EXACT.get(metric))
             out.append(Step(series, a.cipher, a.display, a.implementation, a.target, a.family, metric, a.key_size,
                             version_label(a.family, a.version), version_label(b.family, b.version), change,
                             low, high, verdict, exact))
