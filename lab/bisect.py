@@ -158,7 +158,7 @@ def revisions(repo: Path, good: str, bad: str) -> list[tuple[str, str]]:
     return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in out.splitlines()]
 
 
-def bisect(lab: Lab, cipher: str, toolchain: str | None = None, target: str = "host", good: str | None = None,
+def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host", good: str | None = None,
            bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
            toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
            say: Callable[[str], None] = print) -> Outcome:
@@ -200,7 +200,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str | None = None, target: str = "h
                 wt = tmp / "wt" / p.ref
                 _git(repo, "worktree", "add", "--detach", str(wt), p.ref)
                 worktrees.append(wt)
-                pr.prepare(p, Lab(root=wt / rel, shared=lab.shared), toolchain or "gcc-O3",
+                pr.prepare(p, Lab(root=wt / rel, shared=lab.shared), toolchain,
                            _WorktreeBackend(wt / rel, backend.plugin_path()))
 
         probes = [Probe(h, h if toolchains else h[:12], s) for h, s in line]

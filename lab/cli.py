@@ -155,7 +155,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it",
             "bench_history", (
                 Opt("run", "the run to copy (default: the latest in results/)"),
-                Opt("copies", "how many copies to load (default 1000)", "int"),
+                Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
                 Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
             invoke="bench.history"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
@@ -182,27 +182,29 @@ COMMANDS: tuple[Command, ...] = (
                     "flags/gcc-six.yaml"),
                 Opt("ciphers", "comma list of ciphers (their default implementation) or CIPHER/IMPL", "csv"),
                 Opt("targets", "comma list of targets (default: host; hardware only)", "csv"),
-                Opt("quantity", "encrypt (default), decrypt or key_setup: the speed to maximise"),
-                Opt("key_size", "key size in bits (default 128)", "int"),
+                Opt("quantity", "encrypt (default), decrypt or key_setup: the speed to maximise", default="encrypt"),
+                Opt("key_size", "key size in bits (default 128)", "int", default=128),
                 Opt("json", "write the result as JSON to this file"),
                 Opt("write_profiles", "cell or target: write the winners as toolchains/<base>-best-*.yaml"),
-                Opt("min_rounds", "processes per candidate before the first elimination (default 5)", "int"),
-                Opt("max_rounds", "processes per candidate at most (default 30)", "int"),
-                Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float"),
+                Opt("min_rounds", "processes per candidate before the first elimination (default 5)", "int", default=5),
+                Opt("max_rounds", "processes per candidate at most (default 30)", "int", default=30),
+                Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float",
+                    default=0.01),
                 Opt("results_dir", "where the run is written (default results/ in the checkout)"),
                 Opt("build_dir", "build folder (default build/ in the checkout)"), DEBUG), invoke="flags.search"),
     Command("bisect", "the first revision (or compiler version) at which a cell's quantity changed: exact on guest "
             "instructions, or measured on time", "bisect", (
                 Opt("cipher", "the cipher (its default implementation unless --impl)"),
                 Opt("impl", "the implementation (default: the cipher's default)"),
-                Opt("toolchain", "the toolchain the revisions are built with (default gcc-O3)"),
-                Opt("target", "the target (default host)"),
+                Opt("toolchain", "the toolchain the revisions are built with (default gcc-O3)", default="gcc-O3"),
+                Opt("target", "the target (default host)", default="host"),
                 Opt("good", "a revision where the quantity is as it was"),
                 Opt("bad", "a later revision where it changed"),
                 Opt("toolchains", "instead of revisions: compiler versions to bisect (names or globs, one family), "
                     "e.g. 'gcc-*-O3'", "csv"),
                 Opt("metric", "insn_encrypt_per_block (default; exact), insn_decrypt_per_block, insn_ekey, "
-                    "insn_dkey, or a speed: encrypt_speed, decrypt_speed, key_setup_speed (measured)"),
+                    "insn_dkey, or a speed: encrypt_speed, decrypt_speed, key_setup_speed (measured)",
+                    default="insn_encrypt_per_block"),
                 Opt("repo", "the git repository whose revisions are bisected (default: this checkout)"), DEBUG),
             invoke="bisect"),
     Command("history", "every quantity over runs (one machine's), the steps between runs, and the noise of identical "
@@ -212,7 +214,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("toolchains", "comma list of toolchains", "csv"),
                 Opt("targets", "comma list of targets", "csv"),
                 Opt("machine", "the machine whose runs (default: every machine; never mixed in one series)"),
-                Opt("by", "date (default) or compiler: the order of a series' points"),
+                Opt("by", "date (default) or compiler: the order of a series' points", default="date"),
                 Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
                 Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),
@@ -257,7 +259,7 @@ def convert(opt: Opt, value: Any) -> Any:
         return "latest" if value is True else str(value)
     if opt.kind in ("flag", "switch"):
         return bool(value)
-    return value or None
+    return value or opt.default
 
 
 def call(cmd: Command, raw: dict[str, Any]) -> int:

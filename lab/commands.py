@@ -300,10 +300,9 @@ def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size
     if not space:
         raise UsageError("flags.search needs --space FILE (see flags/ for examples)")
     lab = _lab()
-    found = flags.search(lab, space, ciphers or [], targets, quantity or "encrypt", key_size or 128,
-                         Path(json) if json else None, write_profiles,
-                         _dir(lab, results_dir, "results"), _dir(lab, build_dir, "build"),
-                         min_rounds or 5, max_rounds or 30, precision or 0.01)
+    found = flags.search(lab, space, ciphers or [], targets, quantity, key_size, Path(json) if json else None,
+                         write_profiles, _dir(lab, results_dir, "results"), _dir(lab, build_dir, "build"),
+                         min_rounds, max_rounds, precision)
     return 0 if all(any(e.status == "winner" for e in c.entries) for c in found) else EXIT_FAILED
 
 
@@ -317,7 +316,7 @@ def bench_compilers(space=None, ciphers=None, preset=False, out=None) -> int:
 def bench_history(run=None, copies=None, out=None) -> int:
     from .bench import history
 
-    history.bench(_lab(), run, copies or 1000, Path(out) if out else None)
+    history.bench(_lab(), run, copies, Path(out) if out else None)
     return 0
 
 
@@ -328,8 +327,8 @@ def bisect(cipher=None, impl=None, toolchain=None, target=None, good=None, bad=N
     if not cipher:
         raise UsageError("bisect needs --cipher")
     lab = _lab()
-    out = bis.bisect(lab, cipher, toolchain, target or "host", good, bad, impl, metric or "insn_encrypt_per_block",
-                     toolchains, Path(repo).resolve() if repo else None)
+    out = bis.bisect(lab, cipher, toolchain, target, good, bad, impl, metric, toolchains,
+                     Path(repo).resolve() if repo else None)
     print(out.lines())
     return 0
 
@@ -338,16 +337,16 @@ def history(ciphers=None, implementations=None, toolchains=None, targets=None, m
             results_dir=None, reports_dir=None) -> int:
     from . import history as hist
 
-    if by not in (None, "date", "compiler"):
+    if by not in ("date", "compiler"):
         raise UsageError(f"option --by: '{by}' is not supported (use date or compiler)")
     lab = _lab()
     df = hist.load(_dir(lab, results_dir, "results"), machine, cipher=ciphers, implementation=implementations,
                    toolchain=toolchains, target=targets)
     if df.empty:
         raise UsageError("no measured runs match (see results/ and the filters given)")
-    found = hist.steps(df, tuple(metrics) if metrics else hist.DEFAULT_METRICS, by or "date")
+    found = hist.steps(df, tuple(metrics) if metrics else hist.DEFAULT_METRICS, by)
     gauge = hist.noise_gauge(df)
     print(hist.format_history(found, gauge))
-    page = hist.write_site(df, found, gauge, _dir(lab, reports_dir, "reports"), by or "date")
+    page = hist.write_site(df, found, gauge, _dir(lab, reports_dir, "reports"), by)
     print(f"history: {page}")
     return 0

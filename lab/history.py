@@ -95,9 +95,7 @@ def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, min
 
     def search(lo: int, hi: int) -> None:  # the segment g[lo:hi]
         best = None
-        for k in range(lo + min_size, hi - min_size + 1):
-            if k <= lo or k >= hi:
-                continue
+        for k in range(lo + min_size, hi - min_size + 1):  # both sides keep min_size runs
             ch, a, b, v = _split_test(g.iloc[lo:k], g.iloc[k:hi], threshold)
             if v != "no change" and (best is None or abs(ch) > abs(best[1])):
                 best = (k, ch, a, b, v)
@@ -138,15 +136,17 @@ def noise_gauge(df: pd.DataFrame, metrics=DEFAULT_METRICS) -> pd.DataFrame:
     return g
 
 
+def gauge_line(gauge: pd.DataFrame) -> str:
+    if gauge.empty:
+        return "noise gauge: no identical build measured in two runs yet"
+    q = gauge.spread.quantile([0.5, 0.9])
+    return (f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
+            f"{100 * q.iloc[0]:.2f} %, p90 {100 * q.iloc[1]:.2f} %, max {100 * gauge.spread.max():.2f} %")
+
+
 def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD) -> str:
     lines = [s.line() for s in found] or [f"no step in any series (noise threshold ±{100 * threshold:.1f} %)"]
-    if not gauge.empty:
-        q = gauge.spread.quantile([0.5, 0.9])
-        lines.append(f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
-                     f"{100 * q.iloc[0]:.2f} %, p90 {100 * q.iloc[1]:.2f} %, max {100 * gauge.spread.max():.2f} %")
-    else:
-        lines.append("noise gauge: no identical build measured in two runs yet")
-    return "\n".join(lines)
+    return "\n".join([*lines, gauge_line(gauge)])
 
 
 def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports_dir: Path, by: str = "date") -> Path:
@@ -176,7 +176,7 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
     out.mkdir(parents=True, exist_ok=True)
     html = jinja2.Template(_PAGE, autoescape=True).render(
         steps=[s.line() for s in found], figs=figs, runs=df.run_id.nunique(),
-        machines=sorted(df.machine.unique()), gauge=format_history([], gauge).splitlines()[-1])
+        machines=sorted(df.machine.unique()), gauge=gauge_line(gauge))
     (out / "index.html").write_text(html)
     return out / "index.html"
 
@@ -189,7 +189,8 @@ found by binary segmentation with the lab's comparison (the best case's ratio in
 noise band; exact counts: a change beyond 3 %).</p>
 <p>{{ gauge }}</p>
 <h2>Steps</h2>
-{% if steps %}<ul>{% for s in steps %}<li>{{ s }}</li>{% endfor %}</ul>{% else %}<p>No step in any series.</p>{% endif %}
+{% if steps %}<ul>{% for s in steps %}<li>{{ s }}</li>{% endfor %}</ul>
+{% else %}<p>No step in any series.</p>{% endif %}
 <h2>Series</h2>
 {% for f in figs %}{{ f|safe }}{% endfor %}
 </body></html>

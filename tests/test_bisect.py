@@ -72,9 +72,13 @@ def test_a_bisection_over_two_installed_compiler_versions(lab):
         if subprocess.run(["which", cc], capture_output=True).returncode:
             pytest.fail(f"{cc} is not installed: ./cipherlab installs it")
     out = bisect.bisect(lab, "serpent", toolchains=["gcc-1[12]-O3"], say=lambda s: None)
-    assert out.probes[:2] == ["gcc-11-O3", "gcc-12-O3"]
-    assert (out.first is None and "no difference" in out.message) or out.first.ref == "gcc-12-O3"
-    assert out.counts == 2
+    assert out.probes[:2] == ["gcc-11-O3", "gcc-12-O3"] and out.counts == 2
+    g, b = out.good.value, out.bad.value  # exact guest instructions per block of each version
+    assert g > 1000 and b > 1000
+    if g == b:
+        assert out.first is None and out.message.startswith("no difference between good and bad")
+    else:  # two versions: the change is at the second, by exactly the counts' ratio
+        assert out.first.ref == "gcc-12-O3" and out.change == pytest.approx(b / g - 1)
 
 
 def test_bad_arguments_are_one_line_errors(lab):

@@ -88,6 +88,13 @@ def test_the_search_is_a_run_and_its_winner_a_profile(found, lab):
     df = results.load(run, found["tmp"] / "results")
     speeds = df[df.metric == "encrypt_speed"]
     assert len(speeds) == 4  # the four binaries measured, each a cell whose toolchain is the candidate
+    # the race's figures are the report's: the same best-case estimate and 95 % interval as the run's row
+    for e in found["json"]["cells"][0]["candidates"]:
+        if e["estimate"] is not None:
+            (row,) = speeds[speeds.toolchain == e["toolchain"]].itertuples()
+            assert (e["estimate"], e["ci_low"], e["ci_high"]) == \
+                (pytest.approx(row.estimate), pytest.approx(row.ci_low), pytest.approx(row.ci_high))
+            assert row.confidence == 0.95 and row.estimator == "min"
     (p,) = flags.write_winner_profiles(lab, lab.toolchain("gcc-O3"), [found["cell"]], "cell",
                                        folder=found["tmp"])
     doc = yaml.safe_load(p.read_text())
@@ -150,6 +157,15 @@ def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
     assert race.slower(best, other) and not race.slower(other, best)
     race.decide([other, best])
     assert (best.status, other.status) == ("winner", "slower")
+    # the winner's figure is the report's headline: the best case with its 95 % interval (20 distinct processes:
+    # a 90 % interval has other ends)
+    from lab import stats
+
+    costs, work = _two_layouts(100.0, 10, 137.0, 10), c.impl.block_bits * 1e6
+    want = stats.estimate(costs, "min", 0.95).inverted(work)
+    other90 = stats.estimate(costs, "min", 0.90).inverted(work)
+    assert (best.estimate.ci_low, best.estimate.ci_high) == (pytest.approx(want.ci_low), pytest.approx(want.ci_high))
+    assert other90.ci_low != pytest.approx(want.ci_low, rel=1e-6)
     same = [entry(_two_layouts(100.0, 10, 137.0, 10)), entry(_two_layouts(100.5, 10, 136.0, 10))]
     race.decide(same)
     assert sorted(e.status for e in same) == ["tied", "winner"]

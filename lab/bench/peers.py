@@ -34,8 +34,8 @@ def bench(lab: Lab, ciphers=None, toolchains=None, profile=None, out: Path | Non
 
 
 def format_table(rows: list[dict]) -> str:
-    head = ("| cipher | toolchain | kind | blocks/call | ours | speed or cost | fastest peer | speed or cost | ours/peer "
-            "| 95 % CI | verdict |")
+    head = ("| cipher | toolchain | kind | blocks/call | ours | speed or cost | fastest peer | speed or cost "
+            "| ours/peer | 95 % CI | verdict |")
     lines = [head, "|" + " --- |" * 11]
     for r in sorted(rows, key=lambda r: (r["cipher"], r["kind"], r.get("blocks", 1), r["toolchain"])):
         unit = "Kbit/s" if r.get("blocks", 1) == 1 else r.get("unit", "").replace("_", " ") + " per block"

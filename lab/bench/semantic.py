@@ -5,7 +5,8 @@ toolchains where the median was meant, the slowest of two implementations picked
 column.  Each entry of ``tests/mutations/*.yaml`` is one such bug as a small patch (``file``, the exact text to
 ``find`` once, its ``replace``ment) with one line saying what mistake it ``models``.  A private copy of the
 checkout is made (code and data), the number tests (the same selection as mutmut's, pyproject.toml) must pass on
-it unmutated, then each mutant is patched in and the tests run again; a test must fail.  Prints ``semantic mutants: K/N caught`` and stores every outcome as JSON.
+it unmutated, then each mutant is patched in and the tests run again; a test must fail.  Prints
+``semantic mutants: K/N caught`` and stores every outcome as JSON.
 
 Whoever adds a module that computes or judges numbers adds its plausible bugs to the catalogue
 (docs/testing.md).
