@@ -15,7 +15,7 @@ import os
 import sys
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError

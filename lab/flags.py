@@ -296,7 +296,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
            quantity: str = "encrypt", key_size: int = 128, json_out: Path | None = None,
            write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
            min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, say=print) -> list[CellSearch]:
-    from .results import RunWriter, new_run_id
+    from .results import new_run_id
     from .run import make_backend
 
     if quantity not in QUANTITIES:
@@ -386,7 +386,7 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
            found: list[CellSearch], cpu) -> Path:
     """The search as a run: every measured candidate a cell (its toolchain is the candidate)."""
     from .results import RunWriter
-    from .run import Built, Final, make_record
+    from .run import Final, make_record
 
     measured = [(c, e) for c in found for e in c.entries if e.samples is not None and e.samples.timing]
     meta = {"machine_id": system.machine_id(), "machine": backend.machine_facts(),

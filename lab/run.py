@@ -40,9 +40,8 @@ from .build import Builder, BuildResult
 from .buildplan import compiler
 from .compilers import package_build
 from .config import Lab
-from .errors import Interrupted, RunError, UsageError
+from .errors import RunError, UsageError
 from .kat import FAILED, Verdict, run_kat, vote
-from .lock import timing_lock
 from .measure import CellSamples, Measurer, cycles_args
 from .plan import Cell, expand, narrowed
 from .progress import Progress

@@ -99,7 +99,7 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
            engine: str = "auto") -> list[VerifyResult]:
     from .run import make_backend
 
-    cipher = lab.cipher(cipher_name)
+    lab.cipher(cipher_name)  # an unknown name is an error with a did-you-mean, before anything is built
     vectors = Path(vectors).expanduser().resolve()
     if not vectors.is_file():
         raise UsageError(f"vectors file {vectors} does not exist (argument VECTORS)")

@@ -4,7 +4,6 @@ linked program, and the report writes a page per cell and a diff page per implem
 
 from __future__ import annotations
 
-import json
 import os
 import re
 

@@ -3,7 +3,6 @@ cells, the rest of the run completes and is measured, results load into a
 tidy DataFrame, and the report is rebuilt from the stored results."""
 
 import re
-from pathlib import Path
 
 from lab import results
 from lab.report import build_report

@@ -34,7 +34,7 @@ def debian_sources(suite: str = "bookworm", paths: list[Path] | None = None, hos
     text = _debian_sources(suite, paths)
     host = host_suite() if host is None else host
     if not text and host and host != suite:
-        text = re.sub(rf"(?m)^(Suites:.*)$", lambda m: re.sub(rf"\b{host}\b", suite, m.group(1)),
+        text = re.sub(r"(?m)^(Suites:.*)$", lambda m: re.sub(rf"\b{host}\b", suite, m.group(1)),
                       _debian_sources(host, paths))
     return text
 
