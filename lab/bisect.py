@@ -16,7 +16,6 @@ plan (its own sources, this lab's backend and QEMU plugin) and must pass its kno
 
 from __future__ import annotations
 
-import fnmatch
 import shutil
 import subprocess
 import tempfile
@@ -32,7 +31,7 @@ from .config import Lab
 from .errors import UsageError, UserError
 from .kat import run_kat
 from .measure import CellSamples, Measurer, cycles_args
-from .plan import Cell
+from .plan import Cell, unavailable_reason
 from .quantities import cycle_quantities
 
 EXACT = {"insn_encrypt_per_block": ("encrypt", True), "insn_decrypt_per_block": ("decrypt", True),
@@ -176,15 +175,17 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
         raise UsageError("bisect needs either --good and --bad (revisions) or --toolchains (compiler versions)")
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="cipherlab-bisect-"))
-    backend = make_backend(lab, "host" if not lab.target(target).image else "container", build_dir=tmp / "b",
+    # a target with an image: the mixed backend (builds in the image, counts with this machine's QEMU and plugin,
+    # which the Debian 13 images cannot load)
+    backend = make_backend(lab, "host" if not lab.target(target).image else "mixed", build_dir=tmp / "b",
                            progress=lambda s: None)
-    pr = _Probe(backend, cipher, impl, target, metric, tmp / "builds")
+    pr = _Probe(backend, cipher, impl, target, metric, tmp / "b" / "builds")  # under the backend's build dir
     worktrees: list[Path] = []
     try:
         backend.prepare([lab.target(target)], inputs=sorted(set(lab.cipher(cipher).impl(
             impl or lab.cipher(cipher).default_impl).vector_files)))
         if toolchains:
-            names = _versions(lab, toolchains)
+            names = _versions(lab, toolchains, cipher, impl, target, say)
             line = [(n, n) for n in names]
 
             def setup(p: Probe) -> None:
@@ -296,13 +297,22 @@ def _side(pr: _Probe, m: Probe, g: Probe, b: Probe, max_rounds: int) -> tuple[bo
     return False, False
 
 
-def _versions(lab: Lab, names: list[str]) -> list[str]:
-    """The toolchains named (globs allowed), in compiler-version order."""
-    picked = [t for n in names for t in sorted(lab.toolchains) if fnmatch.fnmatchcase(t, n)]
-    picked = list(dict.fromkeys(picked))
+def _versions(lab: Lab, names: list[str], cipher: str, impl: str | None, target: str,
+              say: Callable[[str], None]) -> list[str]:
+    """The toolchains named (names or globs, lab.toolchains_matching) that can build the cell on the target (the
+    plan's own rule: a version versions.yaml does not find there is left out, and said), in version order."""
+    c = lab.cipher(cipher)
+    im = c.impl(impl or c.default_impl)
+    picked = []
+    for name in lab.toolchains_matching(names):
+        why = unavailable_reason(Cell(im, lab.toolchain(name), lab.target(target), im.key_bits, lab.profile("quick")))
+        if why:
+            say(f"bisect: {name} left out: {why}")
+        else:
+            picked.append(name)
     if len(picked) < 2:
-        raise UsageError(f"option --toolchains: {', '.join(names)} names {len(picked)} toolchain(s); a bisection "
-                         "over compiler versions needs two or more")
+        raise UsageError(f"option --toolchains: {', '.join(names)} gives {len(picked)} toolchain(s) that can build "
+                         f"{im.id} for {target}; a bisection over compiler versions needs two or more")
 
     def version(name: str) -> tuple:  # versions.yaml says which version a profile stands for
         return tuple(int(x) for x in (lab.toolchain(name).family_version or "0").split(".") if x.isdigit())
