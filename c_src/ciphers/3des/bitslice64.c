@@ -4,15 +4,7 @@
  * des/des_bitslice.h, strategy around it in des/des_bitslice_body.h.  Rests under 16 blocks and 1-block
  * calls take the SP-box path of des_core.
  */
-#include <stdint.h>
 
-#define BS_W uint64_t
-#define BS_LANES 1
-#define BS_ATTR
-#define BS_SPLAT(m) (m)
-#define BS_ANDNOT(a, b) ((a) & ~(b))
-#define BS_SRL64(a, n) ((a) >> (n))
-#define BS_SLL64(a, n) ((a) << (n))
 #define BS_PASSES 3
 #define BS_NEED 0
 #define BS_PAD_MIN 16 /* a padded group costs less than this many scalar blocks (measured, see README) */

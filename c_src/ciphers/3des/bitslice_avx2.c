@@ -7,20 +7,7 @@
  * one zero-padded group, smaller rests and 1-block calls the scalar SP-box path.  Other
  * architectures compile to a stub whose available() returns 0.
  */
-#include <stdint.h>
 
-#include "cipherlab.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#define BS_W __m256i
-#define BS_LANES 4
-#define BS_ATTR __attribute__((target("avx2")))
-#define BS_SPLAT(m) _mm256_set1_epi64x((long long)(m))
-#define BS_ANDNOT(a, b) _mm256_andnot_si256((b), (a))
-#define BS_SRL64(a, n) _mm256_srli_epi64((a), (int)(n))
-#define BS_SLL64(a, n) _mm256_slli_epi64((a), (int)(n))
 #define BS_PASSES 3
 #define BS_NEED 2
 #define BS_PAD_MIN 22 /* a padded group costs less than this many scalar blocks (measured, see README) */
@@ -28,23 +15,3 @@
 #define BS_CIPHER "3des"
 #define BS_STRATEGY "bitslice_avx2"
 #include "../des/des_bitslice_body.h"
-
-#else
-
-static const unsigned short key_bits[] = {192, 0};
-static int unavailable(void) { return 0; }
-static int no_key(void *ks, const uint8_t *key, unsigned bits)
-{
-    (void)ks, (void)key, (void)bits;
-    return CL_UNAVAILABLE;
-}
-static void no_crypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
-{
-    (void)ks, (void)in, (void)out, (void)n;
-}
-const cl_impl cl_impl_3des_bitslice_avx2 = {
-    .cipher = "3des", .strategy = "bitslice_avx2", .block_bytes = 8, .key_bits = key_bits,
-    .ks_bytes = 8, .table_bytes = 0, .available = unavailable, .set_encrypt_key = no_key,
-    .set_decrypt_key = no_key, .encrypt = no_crypt, .decrypt = no_crypt, .init_hook = NULL};
-
-#endif

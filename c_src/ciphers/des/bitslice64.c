@@ -4,15 +4,7 @@
  * des_bitslice.h, strategy around it in des_bitslice_body.h.  Rests under 24 blocks and 1-block
  * calls take the SP-box path of des_core.
  */
-#include <stdint.h>
 
-#define BS_W uint64_t
-#define BS_LANES 1
-#define BS_ATTR
-#define BS_SPLAT(m) (m)
-#define BS_ANDNOT(a, b) ((a) & ~(b))
-#define BS_SRL64(a, n) ((a) >> (n))
-#define BS_SLL64(a, n) ((a) << (n))
 #define BS_PASSES 1
 #define BS_NEED 0
 #define BS_PAD_MIN 24 /* a padded group costs less than this many scalar blocks (measured, see README) */

@@ -1,9 +1,15 @@
 /*
  * des_bitslice_body.h -- the cl_impl of a bitsliced DES or 3DES strategy around des_bitslice.h.
  *
- * The including file defines the word (see des_bitslice.h) and
+ * The including file defines only what differs between the strategies:
  *   BS_PASSES        1 (DES) or 3 (3DES EDE, key K1 || K2 || K3)
- *   BS_NEED          0 (no CPU check), 2 (AVX2) or 512 (AVX-512F)
+ *   BS_NEED          the word (see des_bitslice.h) and the CPU check: 0 = uint64_t, portable, no
+ *                    check; 2 = __m256i, AVX2; 512 = __m512i, AVX-512F.  The AVX words are built
+ *                    on x86-64 only, their functions carrying __attribute__((target(...))) (no build
+ *                    flag needed) and available() checking CPUID and XGETBV; elsewhere the file
+ *                    compiles to a stub whose available() returns 0 and whose key setup returns
+ *                    CL_UNAVAILABLE
+ *   BS_PAD_MIN       the smallest rest run as a zero-padded group (default BS_BLOCKS / 4)
  *   BS_IMPL          the cl_impl symbol, BS_CIPHER and BS_STRATEGY its names
  *
  * The schedule holds both forms: the SP-box round keys of des_core (for the scalar path) and the
@@ -17,6 +23,39 @@
 #define DES_BITSLICE_BODY_H
 
 #include "cipherlab.h"
+
+#if BS_NEED == 0 || defined(__x86_64__)
+
+#if BS_NEED == 0
+#define BS_W uint64_t
+#define BS_LANES 1
+#define BS_ATTR
+#define BS_SPLAT(m) (m)
+#define BS_ANDNOT(a, b) ((a) & ~(b))
+#define BS_SRL64(a, n) ((a) >> (n))
+#define BS_SLL64(a, n) ((a) << (n))
+#elif BS_NEED == 2
+#include <immintrin.h>
+#define BS_W __m256i
+#define BS_LANES 4
+#define BS_ATTR __attribute__((target("avx2")))
+#define BS_SPLAT(m) _mm256_set1_epi64x((long long)(m))
+#define BS_ANDNOT(a, b) _mm256_andnot_si256((b), (a))
+#define BS_SRL64(a, n) _mm256_srli_epi64((a), (int)(n))
+#define BS_SLL64(a, n) _mm256_slli_epi64((a), (int)(n))
+#elif BS_NEED == 512
+#include <immintrin.h>
+#define BS_W __m512i
+#define BS_LANES 8
+#define BS_ATTR __attribute__((target("avx2,avx512f")))
+#define BS_SPLAT(m) _mm512_set1_epi64((long long)(m))
+#define BS_ANDNOT(a, b) _mm512_andnot_si512((b), (a))
+#define BS_SRL64(a, n) _mm512_srli_epi64((a), (unsigned)(n))
+#define BS_SLL64(a, n) _mm512_slli_epi64((a), (unsigned)(n))
+#else
+#error "BS_NEED must be 0, 2 or 512"
+#endif
+
 #include "des_core.h"
 #include "des_bitslice.h"
 
@@ -29,13 +68,9 @@ typedef struct {
     uint32_t sk[BS_PASSES * CL_DES_SCHEDULE_WORDS];
 } bs_ks;
 
-#if BS_PASSES == 1
-static const unsigned short bs_key_bits[] = {64, 0};
-#else
-static const unsigned short bs_key_bits[] = {192, 0};
-#endif
+static const unsigned short bs_key_bits[] = {64 * BS_PASSES, 0}; /* DES 64, 3DES 192 */
 
-#if BS_NEED != 0 && defined(__x86_64__)
+#if BS_NEED != 0
 #include <cpuid.h>
 static int bs_available(void)
 {
@@ -125,17 +160,44 @@ BS_ATTR static void bs_crypt(const void *ks_, const uint8_t *in, uint8_t *out, s
     }
 }
 
+#define BS_KS_BYTES sizeof(bs_ks)
+#define BS_TABLE_BYTES                                                                            \
+    (CL_DES_CORE_TABLE_BYTES + sizeof bs_ip + sizeof bs_e + sizeof bs_p + sizeof bs_pc1 +       \
+     sizeof bs_shifts + sizeof bs_pc2)
+#define BS_SET_ENCRYPT_KEY bs_set_encrypt_key
+#define BS_SET_DECRYPT_KEY bs_set_decrypt_key
+
+#else /* an x86-64 strategy elsewhere: recorded as unavailable */
+
+static const unsigned short bs_key_bits[] = {64 * BS_PASSES, 0};
+static int bs_unavailable(void) { return 0; }
+static int bs_no_key(void *ks, const uint8_t *key, unsigned bits)
+{
+    (void)ks, (void)key, (void)bits;
+    return CL_UNAVAILABLE;
+}
+static void bs_crypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    (void)ks, (void)in, (void)out, (void)n;
+}
+#define BS_KS_BYTES 8
+#define BS_TABLE_BYTES 0
+#define BS_AVAILABLE bs_unavailable
+#define BS_SET_ENCRYPT_KEY bs_no_key
+#define BS_SET_DECRYPT_KEY bs_no_key
+
+#endif
+
 const cl_impl BS_IMPL = {
     .cipher = BS_CIPHER,
     .strategy = BS_STRATEGY,
     .block_bytes = 8,
     .key_bits = bs_key_bits,
-    .ks_bytes = sizeof(bs_ks),
-    .table_bytes = CL_DES_CORE_TABLE_BYTES + sizeof bs_ip + sizeof bs_e + sizeof bs_p +
-                   sizeof bs_pc1 + sizeof bs_shifts + sizeof bs_pc2,
+    .ks_bytes = BS_KS_BYTES,
+    .table_bytes = BS_TABLE_BYTES,
     .available = BS_AVAILABLE,
-    .set_encrypt_key = bs_set_encrypt_key,
-    .set_decrypt_key = bs_set_decrypt_key,
+    .set_encrypt_key = BS_SET_ENCRYPT_KEY,
+    .set_decrypt_key = BS_SET_DECRYPT_KEY,
     .encrypt = bs_crypt,
     .decrypt = bs_crypt,
     .init_hook = NULL,

@@ -14,13 +14,22 @@
  * formula gives 0, and the right result is 1 - a - b; so r | (z & (1 - a - b)) with z the lanes
  * where a == 0 or b == 0.  Branch-free: the data reach the result only through that select.
  *
- * The including file defines IS_V (vector type), IS_LANES (16-bit lanes), IS_ATTR, and the
- * operations IS_LOAD, IS_STORE, IS_SET1 (from a 16-bit value), IS_KEY(p) (load a pre-broadcast
- * 8-lane key vector), IS_ADD, IS_SUB, IS_SUBS_U, IS_MULLO, IS_MULHI_U, IS_CMPEQ, IS_AND, IS_OR,
- * IS_XOR, IS_SLL, IS_SRL (16-bit shifts), IS_UNPACK{LO,HI}{16,32,64}.
+ * The including file defines IS_IMPL (the cl_impl symbol) and IS_STRATEGY (its name), and, where
+ * the instructions exist, IS_AVAILABLE (the CPU check), IS_V (vector type), IS_LANES (16-bit
+ * lanes), IS_ATTR, and the operations IS_LOAD, IS_STORE, IS_SET1 (from a 16-bit value), IS_KEY(p)
+ * (load a pre-broadcast 8-lane key vector), IS_ADD, IS_SUB, IS_SUBS_U, IS_MULLO, IS_MULHI_U,
+ * IS_CMPEQ, IS_AND, IS_OR, IS_XOR, IS_SLL, IS_SRL (16-bit shifts), IS_UNPACK{LO,HI}{16,32,64}.
+ * Where it defines no IS_V (another architecture) this file gives a stub whose available()
+ * returns 0 and whose key setup returns CL_UNAVAILABLE.
  */
 #ifndef IDEA_SIMD_H
 #define IDEA_SIMD_H
+
+#include "cipherlab.h"
+
+static const unsigned short is_key_bits[] = {128, 0};
+
+#if defined(IS_V)
 
 #include <string.h>
 
@@ -145,5 +154,43 @@ IS_ATTR static void is_crypt(const void *ks_, const uint8_t *in, uint8_t *out, s
     if (nblocks)
         idea_crypt_blocks(ks->z, in, out, nblocks);
 }
+
+#define IS_KS_BYTES sizeof(is_ks)
+#define IS_SET_ENCRYPT_KEY is_set_encrypt_key
+#define IS_SET_DECRYPT_KEY is_set_decrypt_key
+
+#else /* not this architecture: recorded as unavailable */
+
+static int is_unavailable(void) { return 0; }
+static int is_no_key(void *ks, const uint8_t *key, unsigned bits)
+{
+    (void)ks, (void)key, (void)bits;
+    return CL_UNAVAILABLE;
+}
+static void is_crypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
+{
+    (void)ks, (void)in, (void)out, (void)n;
+}
+#define IS_KS_BYTES 8
+#define IS_AVAILABLE is_unavailable
+#define IS_SET_ENCRYPT_KEY is_no_key
+#define IS_SET_DECRYPT_KEY is_no_key
+
+#endif
+
+const cl_impl IS_IMPL = {
+    .cipher = "idea",
+    .strategy = IS_STRATEGY,
+    .block_bytes = 8,
+    .key_bits = is_key_bits,
+    .ks_bytes = IS_KS_BYTES,
+    .table_bytes = 0,
+    .available = IS_AVAILABLE,
+    .set_encrypt_key = IS_SET_ENCRYPT_KEY,
+    .set_decrypt_key = IS_SET_DECRYPT_KEY,
+    .encrypt = is_crypt,
+    .decrypt = is_crypt,
+    .init_hook = NULL,
+};
 
 #endif

@@ -4,9 +4,8 @@
  * __attribute__((target("sse2"))), so no build flag is needed; available() asks the CPU.  Other
  * architectures compile to a stub whose available() returns 0.
  */
-#include "cipherlab.h"
-
-static const unsigned short is_key_bits[] = {128, 0};
+#define IS_IMPL cl_impl_idea_sse2
+#define IS_STRATEGY "sse2"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -35,43 +34,13 @@ static const unsigned short is_key_bits[] = {128, 0};
 #define IS_UNPACKHI32 _mm_unpackhi_epi32
 #define IS_UNPACKLO64 _mm_unpacklo_epi64
 #define IS_UNPACKHI64 _mm_unpackhi_epi64
-#include "idea_simd.h"
 
 static int is_available(void)
 {
     return __builtin_cpu_supports("sse2");
 }
-
-const cl_impl cl_impl_idea_sse2 = {
-    .cipher = "idea",
-    .strategy = "sse2",
-    .block_bytes = 8,
-    .key_bits = is_key_bits,
-    .ks_bytes = sizeof(is_ks),
-    .table_bytes = 0,
-    .available = is_available,
-    .set_encrypt_key = is_set_encrypt_key,
-    .set_decrypt_key = is_set_decrypt_key,
-    .encrypt = is_crypt,
-    .decrypt = is_crypt,
-    .init_hook = NULL,
-};
-
-#else
-
-static int is_unavailable(void) { return 0; }
-static int is_no_key(void *ks, const uint8_t *key, unsigned bits)
-{
-    (void)ks, (void)key, (void)bits;
-    return CL_UNAVAILABLE;
-}
-static void is_no_crypt(const void *ks, const uint8_t *in, uint8_t *out, size_t n)
-{
-    (void)ks, (void)in, (void)out, (void)n;
-}
-const cl_impl cl_impl_idea_sse2 = {
-    .cipher = "idea", .strategy = "sse2", .block_bytes = 8, .key_bits = is_key_bits,
-    .ks_bytes = 8, .table_bytes = 0, .available = is_unavailable, .set_encrypt_key = is_no_key,
-    .set_decrypt_key = is_no_key, .encrypt = is_no_crypt, .decrypt = is_no_crypt, .init_hook = NULL};
+#define IS_AVAILABLE is_available
 
 #endif
+
+#include "idea_simd.h"

@@ -2,7 +2,7 @@
  * rijndael/aesni_core.h -- what the AES-NI strategies (aesni.c, vaes.c)
  * share: the key schedule layout, the key expansion with AESKEYGENASSIST,
  * the decryption keys with AESIMC, and the fully unrolled N-block round
- * sequence on XMM registers.  x86 only: include it inside
+ * sequence (RJNI_BLOCKS_S, on XMM registers here and ZMM ones in vaes.c).  x86 only: include it inside
  * #if defined(__x86_64__) || defined(__i386__).
  *
  * Algorithm: FIPS-197 (rijndael-fips197.pdf, PDF pages): KeyExpansion Fig. 11
@@ -177,50 +177,60 @@ RJNI_TARGET static int rjni_set_decrypt_key(void *ks_, const uint8_t *key, unsig
 #define RJNI_EACH(N, M, a, b, c) RJNI_EACH_(N, M, a, b, c) /* expands N first */
 #define RJNI_EACH_(N, M, a, b, c) RJNI_EACH##N(M, a, b, c)
 
+/* The register set of N blocks S (a prefix): S##_V the register type, S##_KEY(i) round key i
+ * (of const __m128i *rk_) as one register, S##_DECL_, S##_FIRST_, S##_ROUND_ and S##_LAST_ the
+ * per-register steps for RJNI_EACH.  RJNI: one block per XMM register; vaes.c's RJVA: four
+ * blocks per ZMM register. */
+#define RJNI_V __m128i
+#define RJNI_KEY(i) rk_[i]
 #define RJNI_DECL_(j, a, b, c) __m128i x##j##_;
 #define RJNI_FIRST_(j, in, k, c) x##j##_ = _mm_xor_si128(RJNI_LOAD((in) + 16 * (j)), k);
 #define RJNI_ROUND_(j, ROUND, k, c) x##j##_ = ROUND(x##j##_, k);
 #define RJNI_LAST_(j, LAST, k, out) RJNI_STORE((out) + 16 * (j), LAST(x##j##_, k));
 
-/* One round (key rk_[i]) on the N blocks: the key is read once. */
-#define RJNI_RND(N, ROUND, i)                                                                     \
+/* One round (key i) on the N registers of set S: the key is read once. */
+#define RJNI_RND_S(S, N, ROUND, i)                                                                \
     do {                                                                                          \
-        const __m128i k_ = rk_[i];                                                                \
-        RJNI_EACH(N, RJNI_ROUND_, ROUND, k_, ~)                                                   \
+        const S##_V k_ = S##_KEY(i);                                                              \
+        RJNI_EACH(N, S##_ROUND_, ROUND, k_, ~)                                                    \
     } while (0)
 
-/* N independent blocks from in to out, with the rounds written out: rounds
+/* N independent registers of set S from in to out, with the rounds written out: rounds
  * 1..9 always, 10..11 when Nr >= 12, 12..13 when Nr = 14.  No loop over the
  * rounds (its counter, compare and branch per round cost as much as the
  * AESENC at one block per call), and the two Nr tests are the same every
  * call, so they are predicted. */
-#define RJNI_BLOCKS(N, ROUND, LAST, rk, nr, in, out)                                              \
+#define RJNI_BLOCKS_S(S, N, ROUND, LAST, rk, nr, in, out)                                         \
     do {                                                                                          \
         const __m128i *const rk_ = (rk);                                                          \
         const unsigned nr_ = (nr);                                                                \
-        RJNI_EACH(N, RJNI_DECL_, ~, ~, ~)                                                         \
-        const __m128i k0_ = rk_[0];                                                               \
-        RJNI_EACH(N, RJNI_FIRST_, in, k0_, ~)                                                     \
-        RJNI_RND(N, ROUND, 1);                                                                    \
-        RJNI_RND(N, ROUND, 2);                                                                    \
-        RJNI_RND(N, ROUND, 3);                                                                    \
-        RJNI_RND(N, ROUND, 4);                                                                    \
-        RJNI_RND(N, ROUND, 5);                                                                    \
-        RJNI_RND(N, ROUND, 6);                                                                    \
-        RJNI_RND(N, ROUND, 7);                                                                    \
-        RJNI_RND(N, ROUND, 8);                                                                    \
-        RJNI_RND(N, ROUND, 9);                                                                    \
+        RJNI_EACH(N, S##_DECL_, ~, ~, ~)                                                          \
+        const S##_V k0_ = S##_KEY(0);                                                             \
+        RJNI_EACH(N, S##_FIRST_, in, k0_, ~)                                                      \
+        RJNI_RND_S(S, N, ROUND, 1);                                                               \
+        RJNI_RND_S(S, N, ROUND, 2);                                                               \
+        RJNI_RND_S(S, N, ROUND, 3);                                                               \
+        RJNI_RND_S(S, N, ROUND, 4);                                                               \
+        RJNI_RND_S(S, N, ROUND, 5);                                                               \
+        RJNI_RND_S(S, N, ROUND, 6);                                                               \
+        RJNI_RND_S(S, N, ROUND, 7);                                                               \
+        RJNI_RND_S(S, N, ROUND, 8);                                                               \
+        RJNI_RND_S(S, N, ROUND, 9);                                                               \
         if (nr_ > 10) {                                                                           \
-            RJNI_RND(N, ROUND, 10);                                                               \
-            RJNI_RND(N, ROUND, 11);                                                               \
+            RJNI_RND_S(S, N, ROUND, 10);                                                          \
+            RJNI_RND_S(S, N, ROUND, 11);                                                          \
             if (nr_ > 12) {                                                                       \
-                RJNI_RND(N, ROUND, 12);                                                           \
-                RJNI_RND(N, ROUND, 13);                                                           \
+                RJNI_RND_S(S, N, ROUND, 12);                                                      \
+                RJNI_RND_S(S, N, ROUND, 13);                                                      \
             }                                                                                     \
         }                                                                                         \
-        const __m128i kl_ = rk_[nr_];                                                             \
-        RJNI_EACH(N, RJNI_LAST_, LAST, kl_, out)                                                  \
+        const S##_V kl_ = S##_KEY(nr_);                                                           \
+        RJNI_EACH(N, S##_LAST_, LAST, kl_, out)                                                   \
     } while (0)
+
+/* N blocks (N = 1, 2, 4, 8) on XMM registers. */
+#define RJNI_BLOCKS(N, ROUND, LAST, rk, nr, in, out)                                              \
+    RJNI_BLOCKS_S(RJNI, N, ROUND, LAST, rk, nr, in, out)
 
 /* Fewer than 8 blocks: 4, 2 and 1 at a time (at most three groups). */
 #define RJNI_TAIL(ROUND, LAST, rk, nr, in, out, nblocks)                                          \

@@ -61,49 +61,19 @@ static int rjva_available(void)
 
 #define RJVA_LOAD(p) _mm512_loadu_si512((const void *)(p))
 #define RJVA_STORE(p, v) _mm512_storeu_si512((void *)(p), v)
-#define RJVA_KEY(i) _mm512_broadcast_i32x4(rk_[i])
 
-/* The four-block registers z0_..z7_, over RJNI_EACH of aesni_core.h. */
+/* The register set RJVA of RJNI_BLOCKS_S (aesni_core.h): the four-block registers z0_..z7_,
+ * each round key broadcast to the four lanes. */
+#define RJVA_V __m512i
+#define RJVA_KEY(i) _mm512_broadcast_i32x4(rk_[i])
 #define RJVA_DECL_(j, a, b, c) __m512i z##j##_;
 #define RJVA_FIRST_(j, in, k, c) z##j##_ = _mm512_xor_si512(RJVA_LOAD((in) + 64 * (j)), k);
 #define RJVA_ROUND_(j, ROUND, k, c) z##j##_ = ROUND(z##j##_, k);
 #define RJVA_LAST_(j, LAST, k, out) RJVA_STORE((out) + 64 * (j), LAST(z##j##_, k));
 
-#define RJVA_RND(N, ROUND, i)                                                                     \
-    do {                                                                                          \
-        const __m512i k_ = RJVA_KEY(i);                                                           \
-        RJNI_EACH(N, RJVA_ROUND_, ROUND, k_, ~)                                                   \
-    } while (0)
-
-/* 4N blocks (N ZMM registers) from in to out, rounds written out as in
- * RJNI_BLOCKS. */
+/* 4N blocks (N ZMM registers) from in to out. */
 #define RJVA_BLOCKS(N, ROUND, LAST, rk, nr, in, out)                                              \
-    do {                                                                                          \
-        const __m128i *const rk_ = (rk);                                                          \
-        const unsigned nr_ = (nr);                                                                \
-        RJNI_EACH(N, RJVA_DECL_, ~, ~, ~)                                                         \
-        const __m512i k0_ = RJVA_KEY(0);                                                          \
-        RJNI_EACH(N, RJVA_FIRST_, in, k0_, ~)                                                     \
-        RJVA_RND(N, ROUND, 1);                                                                    \
-        RJVA_RND(N, ROUND, 2);                                                                    \
-        RJVA_RND(N, ROUND, 3);                                                                    \
-        RJVA_RND(N, ROUND, 4);                                                                    \
-        RJVA_RND(N, ROUND, 5);                                                                    \
-        RJVA_RND(N, ROUND, 6);                                                                    \
-        RJVA_RND(N, ROUND, 7);                                                                    \
-        RJVA_RND(N, ROUND, 8);                                                                    \
-        RJVA_RND(N, ROUND, 9);                                                                    \
-        if (nr_ > 10) {                                                                           \
-            RJVA_RND(N, ROUND, 10);                                                               \
-            RJVA_RND(N, ROUND, 11);                                                               \
-            if (nr_ > 12) {                                                                       \
-                RJVA_RND(N, ROUND, 12);                                                           \
-                RJVA_RND(N, ROUND, 13);                                                           \
-            }                                                                                     \
-        }                                                                                         \
-        const __m512i kl_ = RJVA_KEY(nr_);                                                        \
-        RJNI_EACH(N, RJVA_LAST_, LAST, kl_, out)                                                  \
-    } while (0)
+    RJNI_BLOCKS_S(RJVA, N, ROUND, LAST, rk, nr, in, out)
 
 /* Z* are the ZMM instructions, X* the XMM ones for the last 0..3 blocks. */
 #define RJVA_ECB(ZROUND, ZLAST, XROUND, XLAST)                                                    \
