@@ -134,8 +134,10 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
     registry = compile_c(root / HARNESS / "registry.c", obj_dir / "registry.o",
                          [f"-DCL_IMPL_LIST=X({impl.symbol})"], headers)
     impl_objs = []
+    # the headers beside every source of the implementation: a source may include one of another folder's
+    # (3des/bitslice_avx2.c includes ../des/des_bitslice_body.h), and a change there must rebuild it
+    local = tuple(sorted({h for s in impl.sources for h in s.parent.glob("*.h")}))
     for src in impl.sources:
-        local = tuple(sorted(src.parent.glob("*.h")))
         out = obj_dir / (src.stem + ".o")
         if src.suffix in (".cpp", ".cc", ".cxx"):
             cxx = compiler(toolchain, target, "c++")

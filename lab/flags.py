@@ -198,11 +198,13 @@ class Race:
         self.decide(alive)
 
     def decide(self, alive: list[Entry]) -> None:
-        """The winner and its ties among the survivors, by the same test."""
+        """The winner and its ties among the survivors, by the same test (estimates the race's last round made
+        are current: only missing ones are computed)."""
         if not alive:
             return
         for e in alive:
-            e.estimate = self.estimate(e)
+            if e.estimate is None:
+                e.estimate = self.estimate(e)
         winner = max(alive, key=lambda e: e.estimate.estimate)
         winner.status = "winner"
         for e in alive:

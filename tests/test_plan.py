@@ -41,3 +41,14 @@ def test_cells_that_cannot_exist_are_planned_unavailable_with_the_reason(lab):
     m = MatrixFile(ciphers=["des"], toolchains=["icc-like"], targets=["mips64"])
     (cell,) = expand(lab, m)
     assert "-flto" in cell.unavailable  # targets/mips64.yaml: clang -flto does not link there
+
+
+def test_a_compile_step_depends_on_the_headers_beside_every_source_of_its_implementation(lab, tmp_path):
+    # 3des/bitslice_avx2.c includes ../des/des_bitslice_body.h: a change there must rebuild the 3DES objects
+    from lab.buildplan import plan_build
+
+    impl = lab.cipher("3des").impl("bitslice_avx2")
+    plan = plan_build(impl, lab.toolchain("gcc-O3"), lab.target("host"), "timing", root=lab.root, build_dir=tmp_path)
+    step = next(s for s in plan.steps if s.output.name == "bitslice_avx2.o")
+    body = lab.root / "c_src" / "ciphers" / "des" / "des_bitslice_body.h"
+    assert body.is_file() and body.resolve() in {p.resolve() for p in step.inputs}
