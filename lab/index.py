@@ -2,7 +2,7 @@
 ``cells.jsonl`` as ``quantities.parquet``, so that loading a run recomputes nothing.
 
 It is derived data: the raw samples in ``cells.jsonl`` stay the source of truth.  The file carries in its
-metadata the index version, the results format version, a hash of the code that computes the rows
+metadata the results format version, a hash of the code that computes the rows
 (lab/results.py, quantities.py, stats.py) and the size and modification time of ``run.json`` and
 ``cells.jsonl``; any difference makes it stale, and :func:`read` then returns None so that the caller recomputes
 (and, where it can, writes it anew).  Written when a run finishes and whenever a run without a current index is
@@ -21,7 +21,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-INDEX_VERSION = 1  # bump when the rows of a quantity change (what results.cell_rows computes)
 FILE = "quantities.parquet"
 _KEY = b"cipherlab-index"
 
@@ -36,7 +35,7 @@ def code_hash() -> str:
 
 
 def _stamp(run_dir: Path, results_version: int) -> dict:
-    out = {"index_version": INDEX_VERSION, "results_version": results_version, "code": code_hash()}
+    out = {"results_version": results_version, "code": code_hash()}
     for name in ("run.json", "cells.jsonl"):
         try:
             st = (run_dir / name).stat()
@@ -90,4 +89,4 @@ def to_frame(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     return df
 
 
-__all__ = ["write", "read", "to_frame", "INDEX_VERSION", "FILE"]
+__all__ = ["write", "read", "to_frame", "FILE"]

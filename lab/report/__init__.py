@@ -179,6 +179,8 @@ def _section_flags(run_paths: list[Path]) -> dict:
     the candidates tied with it, the spread, what the race spent, and a chart of the candidates' intervals."""
     import json
 
+    from ..flags import STATUSES
+
     out = []
     for p in run_paths:
         f = Path(p) / "flagsearch.json"
@@ -194,8 +196,7 @@ def _section_flags(run_paths: list[Path]) -> dict:
                                       f"{c['key_size']}-bit key, base {doc['base']}",
                                 xlabel="Kbit/s" if c["quantity"] != "key_setup_speed" else "keys/s",
                                 interval=([e["ci_low"] for e in measured], [e["ci_high"] for e in measured]))
-            counts = {s: sum(e["status"] == s for e in c["candidates"]) for s in
-                      ("winner", "tied", "slower", "identical", "unavailable")}
+            counts = {s: sum(e["status"] == s for e in c["candidates"]) for s in STATUSES}
             out.append({**c, "base": doc["base"], "run": doc["run"], "chart": chart, "counts": counts,
                         "winner_text": " ".join(c["winner"]) if c["winner"] is not None else None,
                         "tied_text": [" ".join(t) or "(base flags)" for t in c["tied"]]})
