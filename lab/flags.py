@@ -37,7 +37,7 @@ from typing import Callable
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from . import __version__, stats, system
+from . import __version__, plan, stats, system
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
@@ -311,8 +311,9 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
     cands = candidates(space, base)
     if not ciphers:
         raise UsageError("option --ciphers: name at least one cipher")
-    impls = [lab.cipher(c).impl(lab.cipher(c).default_impl) if "/" not in c else
-             lab.cipher(c.split("/")[0]).impl(c.split("/")[1]) for c in ciphers]
+    # CIPHER (its default) or CIPHER/IMPL: the plan's own selection, with its errors
+    impls = [im for c in ciphers for im in plan.implementations(lab, c.partition("/")[0],
+                                                                [c] if "/" in c else "default", "--ciphers")]
     tgts = [lab.target(t) for t in (targets or ["host"])]
     if any(t.image or t.emulated for t in tgts):
         raise UsageError("flag search measures on this machine's hardware: use --targets host")
