@@ -15,7 +15,7 @@ import pytest
 
 from lab.verify import verify
 
-from .conftest import TOOLCHAINS
+from .conftest import TOOLCHAINS, engine_or_skip
 from .simd_checks import assert_clean_at_guard_pages, assert_n_blocks_equal_singles, assert_the_guard_page_faults, load
 
 CIPHER = "serpent"
@@ -106,14 +106,7 @@ def test_address_and_undefined_behaviour_sanitizers(lab, vectors, tmp_path, stra
 def test_portable_vectors_on_big_endian_sparc64(lab, vectors):
     """vec.c (vector extensions, byte-reversed lanes on big-endian) passes every vector in the sparc64 container
     under QEMU; the x86 ones are planned "unavailable" there."""
-    from lab.images import EngineError, detect_engine
-
-    try:
-        detect_engine()
-    except EngineError as e:
-        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
-            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
-        pytest.skip(f"no container engine: {e}")
+    engine_or_skip()
     (r,) = verify(lab, CIPHER, vectors, "vec", "gcc-O3", target="sparc64")
     assert r.ok and r.records == r.passed > 10000, r.line()
     (x,) = verify(lab, CIPHER, vectors, "avx2", "gcc-O3", target="sparc64")
