@@ -14,11 +14,11 @@ import sys
 import pytest
 
 from lab import native
-from lab.verify import verify
 
 from .conftest import ROOT
-from .simd_checks import (assert_clean_at_guard_pages, assert_n_blocks_equal_singles, assert_the_guard_page_faults,
-                          cpu_flags, load)
+from .simd_checks import (assert_available_exactly_with, assert_clean_at_guard_pages,
+                          assert_every_vector_and_the_stored_checksums, assert_n_blocks_equal_singles,
+                          assert_the_guard_page_faults, load)
 
 # (cipher, implementation, CPU flags it needs, key bits, the portable default to compare with)
 IMPLS = [
@@ -43,29 +43,12 @@ COUNTS = [1, 3, 17, 1023, 2, 7, 8, 9, 15, 16, 21, 22, 23, 24, 25, 26, 27, 31, 32
 @pytest.mark.parametrize("toolchain", [*TOOLCHAINS, "sanitize"])
 @pytest.mark.parametrize("cipher,impl,_flags,_bits,_ref", IMPLS, ids=IDS)
 def test_every_vector_and_the_stored_checksums(lab, cipher, impl, _flags, _bits, _ref, toolchain):
-    im = lab.cipher(cipher).impl(impl)
-    stored = dict(im.checksums)
-    assert stored and im.vector_files
-    for f in im.vector_files:
-        (r,) = verify(lab, cipher, f, impl=impl, toolchain=toolchain)
-        if r.unavailable:
-            pytest.skip(r.problem)
-        assert r.problem is None, r.line()
-        assert r.records > 0 and r.passed == r.records and r.failed == 0, r.line()
-        assert r.checksums == stored, r.line()
-        assert r.ok, r.line()
+    assert_every_vector_and_the_stored_checksums(lab, cipher, impl, toolchain)
 
 
 @pytest.mark.parametrize("cipher,impl,flags,_bits,_ref", IMPLS, ids=IDS)
 def test_available_exactly_when_the_cpu_has_the_instructions(lab, cipher, impl, flags, _bits, _ref):
-    want = flags <= cpu_flags()
-    try:
-        native.load(cipher, impl, lab=lab)
-        got = True
-    except native.NativeError as e:
-        assert "unavailable" in str(e), str(e)
-        got = False
-    assert got == want, f"cpu flags {sorted(flags)}: {want}, {cipher}/{impl} available(): {got}"
+    assert_available_exactly_with(lab, cipher, impl, flags)
 
 
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)
