@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -81,3 +82,30 @@ def all_implementations() -> list[tuple[str, str]]:
 
 def have(tool: str) -> bool:
     return shutil.which(tool) is not None
+
+
+def engine_or_skip():
+    """The container engine; without one the test is skipped (it fails with CIPHERLAB_REQUIRE_CONTAINERS=1, as
+    in CI)."""
+    from lab.images import EngineError, detect_engine
+
+    try:
+        return detect_engine()
+    except EngineError as e:
+        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
+            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
+        pytest.skip(f"no container engine: {e}")
+
+
+def image_or_skip(target: str, build_when_required: bool = False):
+    """The engine, when one answers and the target's image is built; a missing image skips the test (with
+    build_when_required and CIPHERLAB_REQUIRE_CONTAINERS=1, as in CI, it is built here)."""
+    from lab.images import build_images, image_ref
+
+    engine = engine_or_skip()
+    lab = Lab()
+    if not engine.image_exists(image_ref(lab.target(target))):
+        if not (build_when_required and os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1"):
+            pytest.skip(f"image cipherlab/{target} not built (invoke images.build --targets {target})")
+        build_images(lab, [target], engine)
+    return engine

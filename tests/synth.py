@@ -33,6 +33,18 @@ def cycles_process(ops: dict[tuple[str, int], tuple[int, list[int]]], key_size: 
                      "deltas": deltas} for (op, n), (calls, deltas) in ops.items()]}
 
 
+def layout_cycles(layout, overhead: int, spread, ops: dict[tuple[str, int], tuple[int, float | list[int]]]
+                  ) -> list[dict]:
+    """One cycles process per factor f in `layout` (how much slower than the best each process's layout is).
+    ops: {(op, n): (calls, cost)}; a cost in ticks per block (per key pair, per call) stands for the deltas
+    spread(round(cost * f * calls * n) + overhead), a sample's best delta and the others; a list of deltas stands
+    as given in every process (the empty call)."""
+    def deltas(f: float, calls: int, n: int, cost):
+        return list(cost) if isinstance(cost, list) else spread(round(cost * f * calls * n) + overhead)
+    return [cycles_process({(op, n): (calls, deltas(f, calls, n, cost)) for (op, n), (calls, cost) in ops.items()})
+            for f in layout]
+
+
 def cell(cipher: str, impl: str, toolchain: str = "gcc-O3", target: str = "host", *, display: str | None = None,
          impl_class: str = "portable", round1: bool = True, block_bits: int = 128, key_sizes=(128, 192, 256),
          status: str = "ok", reason: str | None = None, timing: list[dict] | None = None,

@@ -10,7 +10,6 @@ them); they fail, naming that command, when they are missing.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -24,7 +23,7 @@ from lab.config import ConfigError, Lab
 from lab.errors import UsageError
 from lab.run import RunRequest, plan_run, run
 
-from .conftest import ROOT
+from .conftest import ROOT, image_or_skip
 
 OLD_NEW = ["gcc-11-O3", "gcc-12-O3", "clang-14-O3", "clang-16-O3"]  # one old and one new version of each family
 
@@ -251,28 +250,9 @@ def test_old_and_new_versions_of_each_family_pass_known_answers(lab, tmp_path):
 
 
 # ------------------------------------------------------------ the Debian 13 image
-def image_or_skip(target: str):
-    """The engine, when one answers and the target's image is built (with CIPHERLAB_REQUIRE_CONTAINERS=1, as in
-    CI, the image is built here and a missing engine fails)."""
-    from lab.images import EngineError, build_images, detect_engine, image_ref
-
-    try:
-        engine = detect_engine()
-    except EngineError as e:
-        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
-            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
-        pytest.skip(f"no container engine: {e}")
-    lab = Lab()
-    if not engine.image_exists(image_ref(lab.target(target))):
-        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") != "1":
-            pytest.skip(f"image cipherlab/{target} not built (invoke images.build --targets {target})")
-        build_images(lab, [target], engine)
-    return engine
-
-
 @pytest.fixture(scope="module")
 def trixie_image():
-    return image_or_skip("x86_64-trixie")
+    return image_or_skip("x86_64-trixie", build_when_required=True)
 
 
 @pytest.mark.container
@@ -301,7 +281,7 @@ def test_gcc_14_in_the_debian_13_image_passes_known_answers_beside_the_host(lab,
 
 @pytest.mark.container
 def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted(lab, tmp_path):
-    image_or_skip("sparc64-trixie")
+    image_or_skip("sparc64-trixie", build_when_required=True)
     out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3", "clang-19-O3"], targets=["sparc64-trixie"],
                               backend="mixed", profile="smoke", icount=True, results_dir=tmp_path / "results",
                               build_dir=tmp_path / "build"))

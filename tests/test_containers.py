@@ -10,7 +10,6 @@ first run builds the base image and two target images (minutes).
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -18,11 +17,11 @@ import pytest
 from lab import icount, results
 from lab.build import Builder
 from lab.icount import fill_deltas
-from lab.images import EngineError, build_images, detect_engine
+from lab.images import build_images
 from lab.report import build_report, errors_in
 from lab.run import RunRequest, run
 
-from .conftest import ROOT
+from .conftest import ROOT, engine_or_skip
 
 pytestmark = pytest.mark.container
 TARGETS = ["x86_64", "sparc64"]
@@ -31,12 +30,7 @@ EM_SPARCV9, EM_X86_64 = 43, 62
 
 @pytest.fixture(scope="module")
 def engine():
-    try:
-        return detect_engine()
-    except EngineError as e:
-        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
-            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
-        pytest.skip(f"no container engine: {e}")
+    return engine_or_skip()
 
 
 @pytest.fixture(scope="module")

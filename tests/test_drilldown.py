@@ -4,7 +4,6 @@ linked program, and the report writes a page per cell and a diff page per implem
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -13,7 +12,7 @@ from lab import disasm
 from lab.report import build_report, errors_in
 from lab.run import RunRequest, run
 
-from .conftest import ROOT
+from .conftest import ROOT, image_or_skip
 
 PLUGIN = ROOT / "build" / "qemu-plugin" / "libicount.so"
 
@@ -119,25 +118,11 @@ def test_a_peer_library_records_its_adapters_functions_and_says_so(lab, build_di
 
 
 # ------------------------------------------------------------ a cross target in its container
-def _image_or_skip(target: str):
-    from lab.config import Lab
-    from lab.images import EngineError, detect_engine, image_ref
-
-    try:
-        engine = detect_engine()
-    except EngineError as e:
-        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
-            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
-        pytest.skip(f"no container engine: {e}")
-    if not engine.image_exists(image_ref(Lab().target(target))):
-        pytest.skip(f"image cipherlab/{target} not built (invoke images.build --targets {target})")
-
-
 @pytest.mark.container
 @pytest.mark.parametrize("target, width, insn", [("i386", 4, "rol"), ("sparc64", 8, "sll")])
 def test_a_cross_target_is_disassembled_by_its_images_binutils(lab, tmp_path, target, width, insn):
     """i386: 32-bit pointers and REL relocations (the addend in the descriptor's bytes); sparc64: big-endian."""
-    _image_or_skip(target)
+    image_or_skip(target)
     m = tmp_path / "matrix.yaml"
     m.write_text(f"ciphers: [rc6]\ntoolchains: [gcc-O3]\ntargets: [{target}]\nprofile: smoke\nbackend: container\n")
     out = run(lab, RunRequest(matrix=m, results_dir=tmp_path / "results", build_dir=ROOT / "build" / "test-drilldown",

@@ -10,16 +10,13 @@ the sparc64 test is skipped (as in test_containers.py)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
-from lab import native
 from lab.verify import verify
 
-from .conftest import ROOT, TOOLCHAINS
+from .conftest import TOOLCHAINS, engine_or_skip
+from .simd_checks import assert_clean_at_guard_pages, assert_n_blocks_equal_singles, assert_the_guard_page_faults, load
 
 CIPHER = "serpent"
 SIMD = ["sse2", "avx2", "avx512", "vec"]
@@ -42,15 +39,6 @@ def test_the_simd_implementations_are_listed_as_simd(lab):
     assert all(list(impls[s].arch) == ["x86_64"] for s in ("sse2", "avx2", "avx512"))
 
 
-def _load(strategy: str, toolchain: str = "gcc-O3"):
-    try:
-        return native.load(CIPHER, strategy, toolchain=toolchain)
-    except native.NativeError as e:
-        if "unavailable" in str(e):
-            pytest.skip(str(e))
-        raise
-
-
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)
 @pytest.mark.parametrize("strategy", SIMD)
 def test_every_vector_and_the_stored_checksums(lab, vectors, strategy, toolchain):
@@ -66,62 +54,14 @@ def test_every_vector_and_the_stored_checksums(lab, vectors, strategy, toolchain
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)
 @pytest.mark.parametrize("strategy", SIMD)
 def test_n_blocks_equal_n_single_blocks(strategy, toolchain):
-    impl = _load(strategy, toolchain)
-    ref = _load("bitslice", toolchain)
+    impl = load(CIPHER, strategy, toolchain)
+    ref = load(CIPHER, "bitslice", toolchain)
     rnd = __import__("random").Random(f"{strategy}-{toolchain}")
     for key_bits in (128, 192, 256):
         key = rnd.randbytes(key_bits // 8)
         for n in COUNTS:
             pt = rnd.randbytes(16 * n)
-            ct = impl.encrypt(key, pt)
-            singles = b"".join(impl.encrypt(key, pt[i:i + 16]) for i in range(0, len(pt), 16))
-            assert ct == singles, f"{strategy}: one {n}-block encryption differs from {n} single-block calls"
-            if n > 1:  # the scalar code agrees too (for n == 1 the SIMD code hands over to it)
-                assert ct[:16 * 64] == ref.encrypt(key, pt[:16 * 64]), f"{strategy}: differs from bitslice"
-            back = impl.decrypt(key, ct)
-            singles = b"".join(impl.decrypt(key, ct[i:i + 16]) for i in range(0, len(ct), 16))
-            assert back == singles == pt, f"{strategy}: one {n}-block decryption differs or does not undo"
-
-
-# Runs in a child process: an access to a guard page kills it with SIGSEGV, which the test reports.
-GUARD_SCRIPT = textwrap.dedent("""
-    import ctypes, mmap, sys
-    from lab import native
-    strategy, toolchain, counts = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3].split(",")]
-    PAGE = mmap.PAGESIZE
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    ffi = native._ffi
-    c = native.load("serpent", strategy, toolchain=toolchain)
-    ref = native.load("serpent", "bitslice", toolchain=toolchain)
-    maps = []
-
-    def guarded(nbytes, at_end):
-        # nbytes of read-write memory with a PROT_NONE page right after its end (at_end) or right before its start
-        pages = (nbytes + PAGE - 1) // PAGE
-        m = mmap.mmap(-1, (pages + 2) * PAGE)
-        base = ctypes.addressof(ctypes.c_char.from_buffer(m))
-        for page in (base, base + (pages + 1) * PAGE):
-            if libc.mprotect(page, PAGE, 0) != 0:
-                sys.exit("mprotect failed")
-        maps.append(m)
-        return base + (pages + 1) * PAGE - nbytes if at_end else base + PAGE
-
-    key = bytes(range(32))
-    _keep, ks = c._schedule(key, False)
-    _keep2, dks = c._schedule(key, True)
-    for at_end in (True, False):
-        for n in counts:
-            pt = bytes((7 * i + n) & 0xFF for i in range(16 * n))
-            want = ref.encrypt(key, pt)
-            src, dst = guarded(16 * n, at_end), guarded(16 * n, at_end)
-            ctypes.memmove(src, pt, len(pt))
-            c._impl.encrypt(ks, ffi.cast("uint8_t *", src), ffi.cast("uint8_t *", dst), n)
-            assert ctypes.string_at(dst, 16 * n) == want, f"encrypt n={n} at_end={at_end}"
-            c._impl.decrypt(dks, ffi.cast("uint8_t *", dst), ffi.cast("uint8_t *", dst), n)  # in place
-            assert ctypes.string_at(dst, 16 * n) == pt, f"decrypt in place n={n} at_end={at_end}"
-    print("ok", len(counts))
-""")
+            assert_n_blocks_equal_singles(impl, ref, key, pt)
 
 
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)
@@ -129,22 +69,15 @@ GUARD_SCRIPT = textwrap.dedent("""
 def test_no_access_across_the_buffer_ends(strategy, toolchain):
     """Input and output end exactly at a PROT_NONE page (then start right after one); encrypt out of place,
     decrypt in place: a vector load or store past either end dies with SIGSEGV."""
-    _load(strategy, toolchain)  # builds it (and skips where the CPU lacks the feature)
-    p = subprocess.run([sys.executable, "-c", GUARD_SCRIPT, strategy, toolchain, ",".join(map(str, EDGE_COUNTS))],
-                       capture_output=True, text=True, cwd=ROOT, timeout=600)
-    died = f" (killed by signal {-p.returncode}: an access across a buffer end)" if p.returncode < 0 else ""
-    assert p.returncode == 0 and p.stdout.strip() == f"ok {len(EDGE_COUNTS)}", \
-        f"{strategy} [{toolchain}]: exit {p.returncode}{died}\n{p.stdout}{p.stderr[-2000:]}"
+    load(CIPHER, strategy, toolchain)  # builds it (and skips where the CPU lacks the feature)
+    assert_clean_at_guard_pages(CIPHER, strategy, toolchain, ["end", "start"], [bytes(range(32))], EDGE_COUNTS,
+                                ref="bitslice")
 
 
-def test_the_guard_page_catches_an_over_read(tmp_path):
+def test_the_guard_page_catches_an_over_read():
     """The guard-page harness can fail: reading one byte past the buffer end kills the child."""
-    script = GUARD_SCRIPT.replace("c._impl.encrypt(ks, ffi.cast(\"uint8_t *\", src)",
-                                  "ctypes.string_at(src, 16 * n + 1); c._impl.encrypt(ks, ffi.cast(\"uint8_t *\", src)")
-    assert script != GUARD_SCRIPT
-    p = subprocess.run([sys.executable, "-c", script, "bitslice", "gcc-O3", "1"], capture_output=True, text=True,
-                       cwd=ROOT, timeout=600)
-    assert p.returncode < 0, f"an over-read was not caught: exit {p.returncode}\n{p.stdout}{p.stderr[-1000:]}"
+    load(CIPHER, "bitslice")
+    assert_the_guard_page_faults(CIPHER, "bitslice", "gcc-O3", bytes(range(32)))
 
 
 @pytest.mark.parametrize("strategy", SIMD)
@@ -173,14 +106,7 @@ def test_address_and_undefined_behaviour_sanitizers(lab, vectors, tmp_path, stra
 def test_portable_vectors_on_big_endian_sparc64(lab, vectors):
     """vec.c (vector extensions, byte-reversed lanes on big-endian) passes every vector in the sparc64 container
     under QEMU; the x86 ones are planned "unavailable" there."""
-    from lab.images import EngineError, detect_engine
-
-    try:
-        detect_engine()
-    except EngineError as e:
-        if os.environ.get("CIPHERLAB_REQUIRE_CONTAINERS") == "1":
-            pytest.fail(f"CIPHERLAB_REQUIRE_CONTAINERS=1 but no container engine: {e}")
-        pytest.skip(f"no container engine: {e}")
+    engine_or_skip()
     (r,) = verify(lab, CIPHER, vectors, "vec", "gcc-O3", target="sparc64")
     assert r.ok and r.records == r.passed > 10000, r.line()
     (x,) = verify(lab, CIPHER, vectors, "avx2", "gcc-O3", target="sparc64")

@@ -44,19 +44,13 @@ def _timing(enc: float, key: float) -> list[dict]:
 
 
 def _cycles(per_block: float) -> list[dict]:
-    out = []
-    for p, f in enumerate(LAYOUT):
-        def d(cost, calls, n=1):
-            best = int(round(cost * f * calls * n)) + OVERHEAD
-            return [best + 26, best, best * 3]
-        out.append(synth.cycles_process({
-            ("null", 1): (1, [OVERHEAD + 26, OVERHEAD, OVERHEAD]),
-            ("ekey", 1): (10, d(200.0, 10)), ("dkey", 1): (10, d(300.0, 10)),
-            ("init", 1): (1, [OVERHEAD, OVERHEAD, OVERHEAD + 26]),  # indistinguishable from the overhead
-            ("encrypt", 1): (100, d(per_block * 1.2, 100)), ("decrypt", 1): (100, d(per_block * 1.2, 100)),
-            ("encrypt", 16): (10, d(per_block, 10, 16)), ("decrypt", 16): (10, d(per_block, 10, 16)),
-            ("encrypt", 128): (10, d(per_block, 10, 128)), ("decrypt", 128): (10, d(per_block, 10, 128))}))
-    return out
+    return synth.layout_cycles(LAYOUT, OVERHEAD, lambda best: [best + 26, best, best * 3], {
+        ("null", 1): (1, [OVERHEAD + 26, OVERHEAD, OVERHEAD]),
+        ("ekey", 1): (10, 200.0), ("dkey", 1): (10, 300.0),
+        ("init", 1): (1, [OVERHEAD, OVERHEAD, OVERHEAD + 26]),  # indistinguishable from the overhead
+        ("encrypt", 1): (100, per_block * 1.2), ("decrypt", 1): (100, per_block * 1.2),
+        ("encrypt", 16): (10, per_block), ("decrypt", 16): (10, per_block),
+        ("encrypt", 128): (10, per_block), ("decrypt", 128): (10, per_block)})
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -48,16 +48,9 @@ def _timing(enc: float, key: float, hit: float) -> list[dict]:
 
 
 def _cycles(per_block: float) -> list[dict]:
-    out = []
-    for f in LAYOUT:
-        def d(cost, calls, n=1):
-            best = int(round(cost * f * calls * n)) + OVERHEAD
-            return [best + 26, best]
-        out.append(synth.cycles_process({("null", 1): (1, [OVERHEAD, OVERHEAD + 26]),
-                                         ("ekey", 1): (10, d(200.0, 10)), ("dkey", 1): (10, d(300.0, 10)),
-                                         ("encrypt", 128): (10, d(per_block, 10, 128)),
-                                         ("decrypt", 128): (10, d(per_block, 10, 128))}))
-    return out
+    return synth.layout_cycles(LAYOUT, OVERHEAD, lambda best: [best + 26, best], {
+        ("null", 1): (1, [OVERHEAD, OVERHEAD + 26]), ("ekey", 1): (10, 200.0), ("dkey", 1): (10, 300.0),
+        ("encrypt", 128): (10, per_block), ("decrypt", 128): (10, per_block)})
 
 
 def _icount(per_block: float) -> list[dict]:
