@@ -6,6 +6,7 @@ goes to stdout; errors are raised as :class:`lab.errors.UserError`.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -175,30 +176,31 @@ def validate() -> int:
 
 
 def checksums(write=False) -> int:
-    """Each cipher's checksums from its default implementation built with gcc-O3 on the host."""
+    """Each cipher's checksums from its default implementation built with gcc-O3 on the host: the one cell
+    pipeline as far as the gate, judged without the stored checksums (they are what is computed here)."""
     from .backends.host import HostBackend
     from .build import Builder
-    from .kat import run_kat
+    from .pipeline import CellPipeline, Final, Stages
+    from .plan import Cell
 
     lab = _lab()
     be = HostBackend(lab.root)
-    builder = Builder(lab.root, lab.root / "build", be)
+    pipeline = CellPipeline(be, Builder(lab.root, lab.root / "build", be),
+                            Stages(programs=("kat",), stored_checksums=False, kat_timeout=1800))
+    tc, tg, profile = lab.toolchain("gcc-O3"), lab.target("host"), lab.profile("smoke")
+    cells = [Cell(c.impls[c.default_impl], tc, tg, c.impls[c.default_impl].key_bits, profile)
+             for c in lab.ciphers.values()]
     bad = 0
-    for c in lab.ciphers.values():
-        im = c.impls[c.default_impl]
-        b = builder.build_one(im, lab.toolchain("gcc-O3"), lab.target("host"), "kat")
-        if not b.ok:
-            print(f"{c.name}: build failed: {b.failure}")
+    for item in pipeline.prepare_all(cells, jobs=os.cpu_count() or 1):
+        name = item.cell.impl.cipher
+        if isinstance(item, Final):
+            print(f"{name}: {item.status}: {item.reason}")
             bad += 1
             continue
-        v = run_kat(be, b.program, im, lab.target("host"), 1800)
-        if v.status not in ("ok", "checksum_differs"):
-            print(f"{c.name}: {v.status}: {v.reason}")
-            bad += 1
-            continue
-        print(f"{c.name}: " + ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(v.checksums.items())))
+        sums = item.verdict.checksums
+        print(f"{name}: " + ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(sums.items())))
         if write:
-            _write_checksums(c.folder / "cipher.yaml", v.checksums)
+            _write_checksums(lab.cipher(name).folder / "cipher.yaml", sums)
     return EXIT_FAILED if bad else 0
 
 
