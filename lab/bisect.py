@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .status import Status
 from . import stats
 from .backends.host import HostBackend
 from .build import Builder
@@ -96,7 +97,7 @@ class _Probe:
         item = CellPipeline(backend, Builder(lab.root, self.build_root / p.ref, backend), stages).prepare(cell)
         self.builds += sum(not r.cached for r in item.built.results.values()) if item.built else 0
         if isinstance(item, Final):
-            p.failure = {"unavailable": item.reason, "build_failed": f"build failed: {item.reason}"}.get(
+            p.failure = {Status.UNAVAILABLE: item.reason, Status.BUILD_FAILED: f"build failed: {item.reason}"}.get(
                 item.status, f"{item.status}: {item.reason}")
             return
         if exact:

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .status import Status
 from .errors import UsageError
 from .pipeline import Agreement, Final, Prepared, Stages
 
@@ -184,7 +185,7 @@ class DaskExecutor:
                 g.backend.cancel.check()
                 lost = _lost(f)
                 # its worker died twice (or the task raised): the cell is retried by --resume
-                result = Final("unreachable", lost, cell=cell) if lost else f.result()
+                result = Final(Status.UNREACHABLE, lost, cell=cell) if lost else f.result()
                 if agreement is None:  # a measuring task
                     g.final(result)
                     continue

@@ -37,6 +37,7 @@ from typing import Callable
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .status import Status
 from . import __version__, plan, stats, system
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
@@ -265,7 +266,7 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
     todo: list[tuple[Entry, Built]] = []
     for e, b in zip(entries, builds):
         if isinstance(b, Final):
-            e.reason = b.reason if b.status == "unavailable" else f"build failed: {b.reason}"
+            e.reason = b.reason if b.status == Status.UNAVAILABLE else f"build failed: {b.reason}"
             continue
         e.digest = binary_digest(b.program("timing"))
         if e.digest in by_digest:

@@ -19,12 +19,7 @@ from typing import Sequence
 
 from .backends import Backend, Completed
 from .config import Impl, Target
-
-# Statuses a cell can end with, in the order a report lists them.
-STATUSES = ("ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
-            "measure_failed", "unreachable")
-FAILED = frozenset(STATUSES) - {"ok", "unavailable"}
-
+from .status import Status
 
 _ALLOCATORS = ("malloc", "calloc", "realloc", "free", "operator new", "operator delete", "aligned_alloc",
                "posix_memalign", "strdup", "__interceptor_", "__asan_", "__ubsan_")
@@ -89,10 +84,10 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
     def line(self) -> str:
-        if self.status == "ok":
+        if self.status == Status.OK:
             s = f"{self.passed} of {self.records} records passed"
             return s + (f" ({self.skipped_key_size} skipped: key size not supported)" if self.skipped_key_size else "")
         return f"{self.status}: {self.reason}"
@@ -100,24 +95,24 @@ class Verdict:
 
 def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, str] | None = None) -> Verdict:
     """The one judgement of known-answer runs (one per vectors file) of one build."""
-    v = Verdict("ok", None)
+    v = Verdict(Status.OK, None)
     if not runs:
-        return Verdict("kat_failed", "no known-answer vectors: cannot verify, so not measured")
+        return Verdict(Status.KAT_FAILED, "no known-answer vectors: cannot verify, so not measured")
     for path, c in runs:
         if c.unreachable:
-            return Verdict("unreachable", f"kat on {path.name}: {c.describe_failure()}")
+            return Verdict(Status.UNREACHABLE, f"kat on {path.name}: {c.describe_failure()}")
         found = sanitizer_finding(c.stderr)
         if found:  # a finding of the build's sanitizer, not a wrong answer (its records may all have passed)
-            return Verdict("sanitizer", f"kat on {path.name}: {found}")
+            return Verdict(Status.SANITIZER, f"kat on {path.name}: {found}")
         out = read_kat(c)
         if out.unavailable:
-            return Verdict("unavailable", "implementation reports itself unavailable on this CPU")
+            return Verdict(Status.UNAVAILABLE, "implementation reports itself unavailable on this CPU")
         v.files.append(path.name)
         v.fails += [{**f, "file": path.name} for f in out.fails[:10]]  # each failure names its own file
         v.checksums.update(out.checksums)
         v.roundtrip_ok &= out.roundtrip_ok
         if out.summary is None:
-            v.status = "crashed" if c.crashed else ("timeout" if c.timed_out else "kat_failed")
+            v.status = Status.CRASHED if c.crashed else (Status.TIMEOUT if c.timed_out else Status.KAT_FAILED)
             v.reason = f"kat on {path.name}: {out.error}"
             return v
         s = out.summary
@@ -132,21 +127,21 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
         first = next((f for f in v.fails if f.get("line")), None)
         where = f" (first: line {first['line']} of {first['file']}, {first.get('direction')}, " \
                 f"{first.get('key_bits')}-bit key)" if first else ""
-        v.status, v.reason = "kat_failed", f"{records_failed} of {v.records} known-answer records failed{where}"
+        v.status, v.reason = Status.KAT_FAILED, f"{records_failed} of {v.records} known-answer records failed{where}"
     elif v.multiblock_failed:
         first = next((f for f in v.fails if not f.get("line")), None)
-        v.status = "kat_failed"
+        v.status = Status.KAT_FAILED
         v.reason = "every record passed, but the n-block check failed" + (f": {first['reason']}" if first else "")
     elif not v.roundtrip_ok:
-        v.status, v.reason = "kat_failed", "decrypt(encrypt(x)) != x on the checksum chain"
+        v.status, v.reason = Status.KAT_FAILED, "decrypt(encrypt(x)) != x on the checksum chain"
     elif not v.passed:
-        v.status, v.reason = "kat_failed", "no known-answer record applied to this implementation"
+        v.status, v.reason = Status.KAT_FAILED, "no known-answer record applied to this implementation"
     else:
         bad = {k: (want, v.checksums.get(k)) for k, want in (expected_checksums or {}).items()
                if v.checksums.get(k) not in (None, want)}
         if bad:
             k, (want, got) = next(iter(bad.items()))
-            v.status = "checksum_differs"
+            v.status = Status.CHECKSUM_DIFFERS
             v.reason = f"checksum differs for {k}-bit keys: {got[:16]}... where cipher.yaml has {want[:16]}..."
     return v
 
@@ -172,7 +167,7 @@ def vote(builds: Sequence[tuple[str, bool, Verdict]]) -> None:
             top = max(c.values())
             if c[cs] < top or list(c.values()).count(top) > 1:  # in a minority, or there is no majority
                 others = ", ".join(f"{x[:12]}... ({n} builds)" for x, n in c.most_common() if x != cs)
-                v.status = "checksum_differs"
+                v.status = Status.CHECKSUM_DIFFERS
                 v.reason = f"checksum differs for {k}-bit keys: {cs[:12]}... where other builds of {cipher} give " \
                            f"{others}"
                 break

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .status import Status
 from . import system
 from .backends import Backend, Completed
 from .plan import Cell
@@ -91,12 +92,12 @@ def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
 
 def failure_status(c: Completed) -> str:
     if c.unreachable:
-        return "unreachable"
+        return Status.UNREACHABLE
     if c.timed_out:
-        return "timeout"
+        return Status.TIMEOUT
     if c.crashed:
-        return "crashed"
-    return "measure_failed"
+        return Status.CRASHED
+    return Status.MEASURE_FAILED
 
 
 # ------------------------------------------------------------ one cell's data
@@ -199,7 +200,7 @@ class Measurer:
         try:
             timing = parse_timing(c, cell)
         except OutputError as e:
-            cs.failure = ("measure_failed", str(e))
+            cs.failure = (Status.MEASURE_FAILED, str(e))
             return
         if not cs.counts_cycles:
             cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
@@ -211,7 +212,7 @@ class Measurer:
         try:
             tps, ops = parse_cycles(d, cell)
         except OutputError as e:
-            cs.failure = ("measure_failed", str(e))
+            cs.failure = (Status.MEASURE_FAILED, str(e))
             return
         cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
         cs.cycles.append({"started": d.started, "seconds": round(d.seconds, 4), "ticks_per_second": tps, "ops": ops})

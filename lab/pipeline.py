@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .status import Status
 from . import disasm, icount, system
 from .backends import Backend
 from .build import Builder, BuildResult
@@ -121,13 +122,13 @@ class CellPipeline:
         failed = next((r for r in core if not r.ok and not r.missing), None)
         stages = {"build": seconds}
         if missing:
-            return Final("unavailable", f"compiler {missing} not found (toolchain {cell.toolchain.name}): "
+            return Final(Status.UNAVAILABLE, f"compiler {missing} not found (toolchain {cell.toolchain.name}): "
                          f"install {_package_for(missing, cell)}", b, stages=stages, cell=cell)
         if failed and cell.impl.peer and not cell.impl.peer.installed():
-            return Final("unavailable", f"peer library {cell.impl.peer.display} is not installed: install "
+            return Final(Status.UNAVAILABLE, f"peer library {cell.impl.peer.display} is not installed: install "
                          f"{cell.impl.peer.package}", b, stages=stages, cell=cell)
         if failed:
-            return Final("build_failed", failed.failure, b, stages=stages, cell=cell)
+            return Final(Status.BUILD_FAILED, failed.failure, b, stages=stages, cell=cell)
         return b
 
     # ------------------------------------------------------------- gate
@@ -191,7 +192,7 @@ class CellPipeline:
         try:
             filled = icount.fill_deltas(c.json_lines(), counts)
         except icount.IcountError as e:
-            return None, str(e), (("measure_failed", str(e)) if cell.target.emulated else None)
+            return None, str(e), ((Status.MEASURE_FAILED, str(e)) if cell.target.emulated else None)
         ops = [{k: r[k] for k in ("key_size", "op", "n", "calls", "counter", "unit", "deltas")}
                for r in filled if r.get("type") == "cycles"]
         return {"counter": icount.COUNTER_NAME, "unit": icount.COUNTER_UNIT,
@@ -224,7 +225,7 @@ class CellPipeline:
         by_id = {p.cell.id: p for p in items}
 
         def done(cs: CellSamples) -> None:
-            status, reason = cs.failure or ("ok", None)
+            status, reason = cs.failure or (Status.OK, None)
             on_final(by_id[cs.cell.id].final(status, reason, cs, measure=round(cs.seconds, 3)))
 
         todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"))

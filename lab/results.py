@@ -32,14 +32,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import stats
 from .errors import RunError, UserError
-from .kat import STATUSES
+from .status import STATUSES, Status
 from .quantities import Quantity, cycle_quantities, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
-Status = Literal["ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed",
-                 "timeout", "measure_failed", "unreachable"]
-assert set(Status.__args__) == set(STATUSES)  # type: ignore[attr-defined]
 
 
 class Model(BaseModel):

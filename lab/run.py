@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .status import FAILED, Status
 from . import __version__, system
 from .backends import Backend
 from .build import Builder
@@ -35,7 +36,6 @@ from .buildplan import compiler
 from .compilers import package_build
 from .config import Lab
 from .errors import RunError, UsageError
-from .kat import FAILED
 from .pipeline import PROGRAMS, CellPipeline, Final, Stages, make_backend
 from .plan import Cell, expand, narrowed
 from .progress import Progress
@@ -230,9 +230,9 @@ class MachineRun:
         out = []
         for cell in self.todo:
             if cell.unavailable:
-                self.final(Final("unavailable", cell.unavailable, cell=cell))
+                self.final(Final(Status.UNAVAILABLE, cell.unavailable, cell=cell))
             elif self.backend.down:
-                self.final(Final("unreachable", self.backend.down, cell=cell))
+                self.final(Final(Status.UNREACHABLE, self.backend.down, cell=cell))
             else:
                 out.append(cell)
         return out
@@ -313,7 +313,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             if machine in previous:
                 run_dir, meta = previous[machine]
                 _check_resume(meta, cells_h, fp)
-                writer = RunWriter.reopen(run_dir, retry=("unreachable",))
+                writer = RunWriter.reopen(run_dir, retry=(Status.UNREACHABLE,))
                 recorded = {c.cell for c in read_run(run_dir)[1]}
             else:
                 writer = RunWriter.create(results_dir, {
@@ -345,7 +345,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
         ui.close()
         after = system.cpu_snapshot()
         for g in groups:
-            if g.counts.get("unreachable") and g.status == "finished":
+            if g.counts.get(Status.UNREACHABLE) and g.status == "finished":
                 g.status = "interrupted"  # not finished: --resume retries the cells of the unreachable host
             try:
                 g.writer.close(g.status, status_counts=dict(g.counts), stage_seconds=g.stage_seconds,

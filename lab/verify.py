@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from .status import Status
 from . import plan
 from .build import Builder
 from .buildplan import is_native
@@ -23,7 +24,7 @@ from .pipeline import CellPipeline, Final, Stages, make_backend
 from .plan import Cell, unavailable_reason
 
 # statuses of a gate that are a problem of the build or the machine, not a count of wrong answers
-PROBLEMS = ("unavailable", "sanitizer", "crashed", "timeout", "unreachable")
+PROBLEMS = (Status.UNAVAILABLE, Status.SANITIZER, Status.CRASHED, Status.TIMEOUT, Status.UNREACHABLE)
 
 
 @dataclass
@@ -128,8 +129,8 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
             r = out[item.cell.id]
             r.verdict = item.verdict
             if isinstance(item, Final) and (item.verdict is None or item.status in PROBLEMS or
-                                            (item.status == "kat_failed" and not item.verdict.records)):
-                r.problem = "unavailable on this CPU" if item.verdict and item.status == "unavailable" else \
+                                            (item.status == Status.KAT_FAILED and not item.verdict.records)):
+                r.problem = "unavailable on this CPU" if item.verdict and item.status == Status.UNAVAILABLE else \
                     f"{'unavailable' if item.status == 'unavailable' else item.status.replace('_', ' ')}: {item.reason}"
     finally:
         be.close()

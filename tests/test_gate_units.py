@@ -14,6 +14,7 @@ import pytest
 from lab import icount, kat, measure
 from lab.backends import Completed
 from lab.plan import Cell
+from lab.status import FAILED
 
 HEX64 = "b5c278915229b76074e8ca02ddbf8c5ae4efd569e87135fa6d021738d0243d2d"
 
@@ -123,7 +124,7 @@ def test_a_program_that_dies_or_is_unreachable_or_unavailable():
     assert (gone.status, gone.reason) == ("unreachable", "kat on b.kat: host down")
     off = kat.verdict([(A, done({"type": "unavailable"}, rc=3)), (B, done(summary()))])
     assert (off.status, off.reason) == ("unavailable", "implementation reports itself unavailable on this CPU")
-    assert kat.FAILED == {"build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
+    assert FAILED == {"build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
                           "measure_failed", "unreachable"}
 
 
@@ -143,7 +144,7 @@ SHIFT = ("/src/c_src/ciphers/x/ref.c:12:20: runtime error: left shift of 200 by 
 
 def test_a_sanitizer_finding_is_its_own_status_with_the_summary_and_the_first_frame_in_source():
     leak = kat.verdict([(A, done(summary(), checksum(), rc=1, stderr=OVERFLOW))])  # every record passed
-    assert leak.status == "sanitizer" and leak.status in kat.FAILED
+    assert leak.status == "sanitizer" and leak.status in FAILED
     assert leak.reason == ("kat on a.kat: AddressSanitizer: heap-buffer-overflow /src/c_src/ciphers/x/ref.c:40:5 in "
                            "set_key; first frame: set_key /src/c_src/ciphers/x/ref.c:40:5")
     ub = kat.verdict([(A, done(rc=1, stderr=SHIFT))])  # no frames: the summary alone

@@ -20,6 +20,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
+from ..status import Status
 from .. import results
 from ..config import Lab
 from . import analysis, charts, drilldown, published, tables
@@ -122,7 +123,7 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 
 
 def _section_precision(df: pd.DataFrame) -> dict:
-    m = df[df.estimator.isin(["min", "median"]) & (df.metric != "null_overhead") & (df.status == "ok")]
+    m = df[df.estimator.isin(["min", "median"]) & (df.metric != "null_overhead") & (df.status == Status.OK)]
     missed = m[~m.precision_met.astype(bool)]
     return {"measured": int(len(m)), "missed": int(len(missed)),
             "cells": sorted(missed.cell.unique().tolist()),
@@ -213,7 +214,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         if avg is not None else {"error": f"needs the platform averages, which failed ({plat.get('error')})",
                                  "section": "top performers"}
     status_counts = cells.status.value_counts().to_dict() if not cells.empty else {}
-    failed = cells[cells.status != "ok"].sort_values("cell").to_dict("records") if not cells.empty else []
+    failed = cells[cells.status != Status.OK].sort_values("cell").to_dict("records") if not cells.empty else []
     headline = plat["platforms"][0]["fig"] if plat.get("platforms") else \
         (sections[0].get("bar_svg", "") if sections else "")
     planned = sum(len(m.cells_planned) for m in metas)

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..status import Status
 from .. import stats
 from .tables import RANKED, at_key_size, key_and_encryption_times, normalise
 
@@ -18,7 +19,7 @@ HEADLINE_KEY = 128
 def _at_key(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows of one metric of ok cells at the headline key size (or the cipher's smallest key when it has no
     such size), every class of implementation."""
-    return at_key_size(df[(df.metric == metric) & (df.status == "ok")].copy(), HEADLINE_KEY)
+    return at_key_size(df[(df.metric == metric) & (df.status == Status.OK)].copy(), HEADLINE_KEY)
 
 
 def _portable(df: pd.DataFrame) -> pd.DataFrame:
