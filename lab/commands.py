@@ -24,30 +24,17 @@ def _dir(lab: Lab, value, default: str) -> Path:
     return Path(value).expanduser().resolve() if value else lab.root / default
 
 
-def run(matrix=None, ciphers=None, implementations=None, toolchains=None, targets=None, profile=None, backend=None,
-        resume=None, no_wait=False, jobs=None, timeout=None, hosts=None, local=True, accept_new_host_keys=False,
-        executor=None, scheduler=None, results_dir=None, build_dir=None, reports_dir=None, tag=None, quiet=False,
-        progress=True, report=True, icount=True) -> int:
+def run(reports_dir=None, quiet=False, progress=True, report=True, **options) -> int:
+    """`options`: RunRequest's fields (lab/request.py), as the command line gave them."""
     from .progress import Progress, mode_for
-    from .run import RunRequest, run as run_matrix
+    from .request import RunRequest
+    from .run import run as run_matrix
 
     lab = _lab()
-    impls = implementations
-    if impls and impls not in ("default", "ours", "peers", "all"):
-        impls = [x.strip() for x in impls.split(",") if x.strip()]
-    if backend not in (None, "host", "container", "mixed"):
-        raise UsageError(f"option --backend: '{backend}' is not a backend (use host, container or mixed)")
-    if jobs is not None and jobs < 1:
-        raise UsageError("option --jobs: needs a positive number")
-    if timeout is not None and timeout <= 0:
-        raise UsageError("option --timeout: needs a positive number of seconds")
-    if matrix and not Path(matrix).is_file():
-        raise UsageError(f"option --matrix: {matrix} does not exist")
-    req = RunRequest(matrix=Path(matrix) if matrix else None, ciphers=ciphers, implementations=impls,
-                     toolchains=toolchains, targets=targets, profile=profile, backend=backend, resume=resume,
-                     no_wait=no_wait, jobs=jobs, timeout=timeout, tag=tag or "", icount=icount, hosts=hosts,
-                     local=local, accept_new_host_keys=accept_new_host_keys, executor=executor, scheduler=scheduler,
-                     results_dir=_dir(lab, results_dir, "results"), build_dir=_dir(lab, build_dir, "build"))
+    if options.get("matrix") and not Path(options["matrix"]).is_file():
+        raise UsageError(f"option --matrix: {options['matrix']} does not exist")
+    req = RunRequest.from_options(**{**options, "results_dir": _dir(lab, options.get("results_dir"), "results"),
+                                     "build_dir": _dir(lab, options.get("build_dir"), "build")})
     ui = Progress(0, mode_for(quiet, progress))
     outcome = run_matrix(lab, req, ui, say=(lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr)))
     counts = ", ".join(f"{s} {n}" for s, n in sorted(outcome.counts.items()))

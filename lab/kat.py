@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .backends import Backend, Completed
+from . import protocol
 from .config import Impl, Target
+from .protocol import KatChecksum, KatFail, KatSummary
 from .status import Status
 
 _ALLOCATORS = ("malloc", "calloc", "realloc", "free", "operator new", "operator delete", "aligned_alloc",
@@ -42,28 +44,27 @@ def sanitizer_finding(stderr: str) -> str | None:
 
 @dataclass
 class KatOutput:
-    """What one run of the kat program printed."""
+    """What one run of the kat program printed (its records validated by lab.protocol)."""
 
     unavailable: bool = False  # the implementation reported itself unusable on this CPU (exit 3)
-    summary: dict | None = None  # the kat_summary record; None when the program died before it
-    fails: list[dict] = field(default_factory=list)  # kat_fail records
-    checksums: dict[int, str] = field(default_factory=dict)  # key bits -> checksum of the key-setup/encryption chain
-    roundtrip_ok: bool = True  # every checksum chain decrypted back to its start
-    error: str | None = None  # why there is no summary (the program's error record, or how it died)
+    summary: KatSummary | None = None  # None when the program died before it (or printed an unreadable record)
+    fails: list[KatFail] = field(default_factory=list)
+    checksums: list[KatChecksum] = field(default_factory=list)  # per key size: the key-setup/encryption chain
+    error: str | None = None  # why there is no summary (the program's error record, a bad record, how it died)
 
 
 def read_kat(c: Completed) -> KatOutput:
-    lines = c.json_lines()
-    out = KatOutput(unavailable=c.returncode == 3 and any(x.get("type") == "unavailable" for x in lines))
-    out.summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
-    out.fails = [x for x in lines if x.get("type") == "kat_fail"]
-    sums = [x for x in lines if x.get("type") == "kat_checksum"]
-    out.checksums = {int(x["key_bits"]): x["checksum"] for x in sums}
-    out.roundtrip_ok = all(x.get("roundtrip_ok", True) for x in sums)
+    try:
+        records = protocol.read(c, "kat")
+    except protocol.ProtocolError as e:
+        return KatOutput(error=str(e))
+    out = KatOutput(unavailable=c.returncode == 3 and bool(protocol.of(records, protocol.UnavailableRecord)))
+    out.summary = next(iter(protocol.of(records, KatSummary)), None)
+    out.fails = protocol.of(records, KatFail)
+    out.checksums = protocol.of(records, KatChecksum)
     if out.summary is None and not out.unavailable:
-        err = next((x for x in lines if x.get("type") == "error"), None)
-        out.error = (err["message"] + (f" ({err['detail']})" if err.get("detail") else "")) if err \
-            else c.describe_failure()
+        err = next(iter(protocol.of(records, protocol.ErrorRecord)), None)
+        out.error = err.line() if err else c.describe_failure()
     return out
 
 
@@ -108,20 +109,20 @@ def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, st
         if out.unavailable:
             return Verdict(Status.UNAVAILABLE, "implementation reports itself unavailable on this CPU")
         v.files.append(path.name)
-        v.fails += [{**f, "file": path.name} for f in out.fails[:10]]  # each failure names its own file
-        v.checksums.update(out.checksums)
-        v.roundtrip_ok &= out.roundtrip_ok
+        v.fails += [{**f.model_dump(exclude_none=True), "file": path.name} for f in out.fails[:10]]  # names its file
+        v.checksums.update({x.key_bits: x.checksum for x in out.checksums})
+        v.roundtrip_ok &= all(x.roundtrip_ok for x in out.checksums)
         if out.summary is None:
             v.status = Status.CRASHED if c.crashed else (Status.TIMEOUT if c.timed_out else Status.KAT_FAILED)
             v.reason = f"kat on {path.name}: {out.error}"
             return v
         s = out.summary
-        v.facts = {k: s[k] for k in ("block_bytes", "ks_bytes", "table_bytes", "key_bits")}
-        v.records += s["records"]
-        v.passed += s["passed"]
-        v.failed += s["failed"]
-        v.multiblock_failed += s["multiblock_failed"]
-        v.skipped_key_size += s["skipped_key_size"]
+        v.facts = s.facts()
+        v.records += s.records
+        v.passed += s.passed
+        v.failed += s.failed
+        v.multiblock_failed += s.multiblock_failed
+        v.skipped_key_size += s.skipped_key_size
     records_failed = v.failed - v.multiblock_failed
     if records_failed:
         first = next((f for f in v.fails if f.get("line")), None)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from .status import Status
-from . import disasm, icount, system
+from . import disasm, icount, protocol, system
 from .backends import Backend
 from .build import Builder, BuildResult
 from .errors import UsageError
@@ -190,11 +190,10 @@ class CellPipeline:
                 return None, why or f"instruction count run: {c.describe_failure()}", None
             return None, None, (failure_status(c), f"instruction count run: {c.describe_failure()}")
         try:
-            filled = icount.fill_deltas(c.json_lines(), counts)
-        except icount.IcountError as e:
+            ops = [r.op_record() for r in icount.fill_deltas(
+                protocol.of(protocol.read(c, "icount"), protocol.CyclesRecord), counts)]
+        except (icount.IcountError, protocol.ProtocolError) as e:
             return None, str(e), ((Status.MEASURE_FAILED, str(e)) if cell.target.emulated else None)
-        ops = [{k: r[k] for k in ("key_size", "op", "n", "calls", "counter", "unit", "deltas")}
-               for r in filled if r.get("type") == "cycles"]
         return {"counter": icount.COUNTER_NAME, "unit": icount.COUNTER_UNIT,
                 "emulator": cell.target.qemu or f"qemu-{cell.target.arch}", "ops": ops}, None, None
 

@@ -39,31 +39,8 @@ from .errors import RunError, UsageError
 from .pipeline import PROGRAMS, CellPipeline, Final, Stages, make_backend
 from .plan import Cell, expand, narrowed
 from .progress import Progress
+from .request import RunRequest
 from .results import CellRecord, RunWriter, new_run_id, read_run, resolve_runs, run_dirs
-
-
-@dataclass
-class RunRequest:
-    matrix: Path | None = None
-    ciphers: list[str] | None = None
-    implementations: str | list[str] | None = None
-    toolchains: list[str] | None = None
-    targets: list[str] | None = None
-    profile: str | None = None
-    backend: str | None = None
-    resume: str | None = None  # a run id, or "latest" (the latest unfinished run)
-    no_wait: bool = False
-    jobs: int | None = None
-    timeout: float | None = None  # per program run; None: the profile's
-    hosts: list[str] | None = None  # SSH hosts (hosts/<name>.yaml) that measure the cells too
-    local: bool = True  # measure on this machine as well (with hosts: --no-local measures on the hosts only)
-    accept_new_host_keys: bool = False
-    executor: str | None = None  # local (default) or dask
-    scheduler: str | None = None  # tcp://HOST:PORT of a Dask scheduler (default: an embedded LocalCluster)
-    tag: str = ""
-    results_dir: Path = Path("results")
-    build_dir: Path = Path("build")
-    icount: bool = True
 
 
 @dataclass
@@ -175,6 +152,15 @@ def latest_unfinished(results_dir: Path) -> str:
     raise RunError(f"no unfinished run under {results_dir} to resume")
 
 
+def stored_request(options: dict) -> RunRequest:
+    """The request a run was started with, from its run.json; runs written before the request was stored
+    (options icount, hosts, local, timeout only) are read as they were."""
+    if "request" in options:
+        return RunRequest.model_validate(options["request"])
+    return RunRequest(icount=bool(options.get("icount", True)), hosts=options.get("hosts") or None,
+                      local=bool(options.get("local", True)), timeout=options.get("timeout"))
+
+
 def _check_resume(meta, cells: list[Cell], fp: dict[str, str]) -> None:
     planned = [c.id for c in cells]
     if planned != meta.cells_planned:
@@ -281,11 +267,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             raise RunError(f"run {run_id} is finished; nothing to resume")
         meta0 = next(iter(previous.values()))[1]
         m = MatrixFile.model_validate(meta0.matrix)
-        opts = meta0.options
-        req.icount = bool(opts.get("icount", True))
-        req.hosts = opts.get("hosts") or None
-        req.local = bool(opts.get("local", True))
-        req.timeout = opts.get("timeout")
+        req = req.resumed(stored_request(meta0.options))
         cells = expand(lab, m, f"run.json of {run_id}")
     else:
         m, cells = plan_run(lab, req)
@@ -325,8 +307,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                     "targets": {name: {**t.model_dump(), "emulated": t.emulated}
                                 for name, t in sorted({c.target.name: c.target for c in cells_h}.items())},
                     "cells_planned": [c.id for c in cells_h], "fingerprint": fp, "lab_version": __version__,
-                    "options": {"icount": req.icount, "jobs": jobs, "cpu": cpu, "timeout": req.timeout,
-                                "hosts": req.hosts, "local": req.local}},
+                    "options": {"request": req.stored(), "jobs": jobs, "cpu": cpu}},
                     tag=req.tag, run_id=run_id)
                 recorded = set()
             ui.done += len(recorded)
