@@ -408,6 +408,12 @@ static inline uint64_t rj_spread(uint32_t x)
     return (v | (v << 8)) & 0x00ff00ff00ff00ffu;
 }
 
+static inline uint32_t rj_bswap32(uint32_t x)
+{
+    x = ((x & 0x00ff00ffu) << 8) | ((x >> 8) & 0x00ff00ffu);
+    return (x << 16) | (x >> 16);
+}
+
 /* Bytes 0, 2, 4, 6 of v (the others must be zero) to bytes 0..3. */
 static inline uint32_t rj_unspread(uint64_t v)
 {
@@ -461,34 +467,25 @@ static inline void rj_store4(uint8_t *out, uint64_t *q)
     }
 }
 
-/* ShiftRows (p21): lane r rotated right by 4 r bits. */
-static inline uint64_t rj_shift_rows1(uint64_t x)
+/* ShiftRows twice (= InvShiftRows twice): the bytes of lanes 1 and 3 swapped. */
+static inline void rj_shift_rows2(uint64_t *q)
 {
-    return (x & 0x000000000000ffffu) | ((x & 0x00000000fff00000u) >> 4) |
-           ((x & 0x00000000000f0000u) << 12) | ((x & 0x0000ff0000000000u) >> 8) |
-           ((x & 0x000000ff00000000u) << 8) | ((x & 0xf000000000000000u) >> 12) |
-           ((x & 0x0fff000000000000u) << 4);
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t t = ((q[i] >> 8) ^ q[i]) & 0x00ff000000ff0000u;
+        q[i] ^= t ^ (t << 8);
+    }
 }
 
-/* InvShiftRows (p25-p26): lane r rotated left by 4 r bits. */
-static inline uint64_t rj_inv_shift_rows1(uint64_t x)
+/* Lane r <- lane r + m, column c <- column c + j (indices mod 4), m = 1, 2:
+ * bit 16 r + 4 c + k takes bit 16 (r + m) + 4 (c + j) + k, which is a
+ * rotation by 16 m + 4 j for c + j < 4 and by 16 (m - 1) + 4 j otherwise. */
+static inline uint64_t rj_rot(uint64_t x, unsigned m, unsigned j)
 {
-    return (x & 0x000000000000ffffu) | ((x & 0x000000000fff0000u) << 4) |
-           ((x & 0x00000000f0000000u) >> 12) | ((x & 0x0000ff0000000000u) >> 8) |
-           ((x & 0x000000ff00000000u) << 8) | ((x & 0xfff0000000000000u) >> 4) |
-           ((x & 0x000f000000000000u) << 12);
-}
-
-static inline void rj_shift_rows(uint64_t *q)
-{
-    for (unsigned i = 0; i < 8; i++)
-        q[i] = rj_shift_rows1(q[i]);
-}
-
-static inline void rj_inv_shift_rows(uint64_t *q)
-{
-    for (unsigned i = 0; i < 8; i++)
-        q[i] = rj_inv_shift_rows1(q[i]);
+    if (j == 0)
+        return cl_rotr64(x, 16 * m);
+    const uint64_t lo = (((uint64_t)1 << (16 - 4 * j)) - 1) * 0x0001000100010001u;
+    uint64_t a = cl_rotr64(x, 16 * m + 4 * j), b = cl_rotr64(x, 16 * (m - 1) + 4 * j);
+    return b ^ ((a ^ b) & lo);
 }
 
 /* xtime on planes (Sec. 4.2.1, p15): bit i+1 <- bit i, {1b} where bit 7 was set. */
@@ -505,30 +502,39 @@ static inline void rj_xtime(uint64_t *y, const uint64_t *u)
     y[0] = u7;
 }
 
-/* MixColumns (eq. 5.6): xtime(u) ^ rot1(a) ^ rot2(u), u = a ^ rot1(a). */
-static inline void rj_mix_columns(uint64_t *q)
+/*
+ * ShiftRows is never computed (the "fixslicing" idea of Adomnicai and
+ * Peyrin, TCHES 2021): after k omitted ShiftRows the stored state s stands
+ * for the state T with T[r][c] = s[r][c + k r] (skew k, mod 4).  SubBytes
+ * and AddRoundKey do not care (the round key is stored with the same skew),
+ * and MixColumns of T, kept with skew k, reads row r + 1 at column c + k:
+ *   out[r][c] = 02 s[r][c] ^ 03 s[r+1][c+k] ^ s[r+2][c+2k] ^ s[r+3][c+3k],
+ * i.e. MixColumns with rot1 = rj_rot(., 1, k) and rot2 = rj_rot(., 2, 2k).
+ * Nr is even, so the skew at the end is 0 or 2, undone by rj_shift_rows2.
+ */
+static inline void rj_mix_columns(uint64_t *q, unsigned k)
 {
     uint64_t a1[8], u[8], x[8];
     for (unsigned i = 0; i < 8; i++) {
-        a1[i] = cl_rotr64(q[i], 16);
+        a1[i] = rj_rot(q[i], 1, k);
         u[i] = q[i] ^ a1[i];
     }
     rj_xtime(x, u);
     for (unsigned i = 0; i < 8; i++)
-        q[i] = x[i] ^ a1[i] ^ cl_rotr64(u[i], 32);
+        q[i] = x[i] ^ a1[i] ^ rj_rot(u[i], 2, (2 * k) & 3);
 }
 
-/* InvMixColumns (eq. 5.10) = MixColumns after a ^= xtime(xtime(a ^ rot2(a))). */
-static inline void rj_inv_mix_columns(uint64_t *q)
+/* InvMixColumns (eq. 5.10) = MixColumns after a ^= xtime(xtime(a ^ rot2(a))), skew k. */
+static inline void rj_inv_mix_columns(uint64_t *q, unsigned k)
 {
     uint64_t v[8], x[8];
     for (unsigned i = 0; i < 8; i++)
-        v[i] = q[i] ^ cl_rotr64(q[i], 32);
+        v[i] = q[i] ^ rj_rot(q[i], 2, (2 * k) & 3);
     rj_xtime(x, v);
     rj_xtime(v, x);
     for (unsigned i = 0; i < 8; i++)
         q[i] ^= v[i];
-    rj_mix_columns(q);
+    rj_mix_columns(q, k);
 }
 
 static inline void rj_add_round_key(uint64_t *q, const uint64_t *rk)
@@ -537,34 +543,68 @@ static inline void rj_add_round_key(uint64_t *q, const uint64_t *rk)
         q[i] ^= rk[i];
 }
 
+/* One encryption round r < Nr with skew k = r mod 4 after its omitted ShiftRows. */
+#define RJ_ENC_ROUND(k, r)                                                                         \
+    do {                                                                                           \
+        rj_bs_sbox(q);                                                                             \
+        rj_mix_columns(q, k);                                                                      \
+        rj_add_round_key(q, ks->rk + 8 * (r));                                                     \
+    } while (0)
+
+/* One decryption round r > 0 with skew k = (r - Nr) mod 4 after its omitted InvShiftRows. */
+#define RJ_DEC_ROUND(k, r)                                                                         \
+    do {                                                                                           \
+        rj_bs_inv_sbox(q);                                                                         \
+        rj_add_round_key(q, ks->rk + 8 * (r));                                                     \
+        rj_inv_mix_columns(q, k);                                                                  \
+    } while (0)
+
+/* Cipher (Fig. 5): rounds 1..Nr-1 four at a time (skews 1, 2, 3, 0), then 1
+ * or 3 more (Nr - 1 is odd), the last round without MixColumns. */
 static void rj_encrypt4(const rj_bs_ks *ks, uint64_t *q)
 {
     const unsigned nr = ks->nr;
+    unsigned r = 1;
     rj_add_round_key(q, ks->rk);
-    for (unsigned r = 1; r < nr; r++) {
-        rj_bs_sbox(q);
-        rj_shift_rows(q);
-        rj_mix_columns(q);
-        rj_add_round_key(q, ks->rk + 8 * r);
+    for (; r + 3 < nr; r += 4) {
+        RJ_ENC_ROUND(1, r);
+        RJ_ENC_ROUND(2, r + 1);
+        RJ_ENC_ROUND(3, r + 2);
+        RJ_ENC_ROUND(0, r + 3);
+    }
+    RJ_ENC_ROUND(1, r);
+    if (nr - r == 3) {
+        RJ_ENC_ROUND(2, r + 1);
+        RJ_ENC_ROUND(3, r + 2);
     }
     rj_bs_sbox(q);
-    rj_shift_rows(q);
     rj_add_round_key(q, ks->rk + 8 * nr);
+    if (nr & 2)
+        rj_shift_rows2(q);
 }
 
+/* Inverse Cipher (Fig. 12) on the decryption schedule (the same round keys
+ * with the decryption skews): rounds Nr-1..1 with skews 3, 2, 1, 0, ... */
 static void rj_decrypt4(const rj_bs_ks *ks, uint64_t *q)
 {
     const unsigned nr = ks->nr;
+    unsigned r = nr - 1;
     rj_add_round_key(q, ks->rk + 8 * nr);
-    for (unsigned r = nr - 1; r > 0; r--) {
-        rj_inv_shift_rows(q);
-        rj_bs_inv_sbox(q);
-        rj_add_round_key(q, ks->rk + 8 * r);
-        rj_inv_mix_columns(q);
+    for (; r > 3; r -= 4) {
+        RJ_DEC_ROUND(3, r);
+        RJ_DEC_ROUND(2, r - 1);
+        RJ_DEC_ROUND(1, r - 2);
+        RJ_DEC_ROUND(0, r - 3);
     }
-    rj_inv_shift_rows(q);
+    RJ_DEC_ROUND(3, r);
+    if (r == 3) {
+        RJ_DEC_ROUND(2, r - 1);
+        RJ_DEC_ROUND(1, r - 2);
+    }
     rj_bs_inv_sbox(q);
     rj_add_round_key(q, ks->rk);
+    if (nr & 2)
+        rj_shift_rows2(q);
 }
 
 /* SubWord (p23) through the S-box circuit: byte t of w to bit t of the planes. */
@@ -587,7 +627,7 @@ static uint32_t rj_subword(uint32_t w)
 /* KeyExpansion (Fig. 11, p24) with words w = cl_load32_be (row 0 in the most
  * significant byte), then each round key replicated into four blocks and
  * converted to planes. */
-static int rj_set_key(void *ks_, const uint8_t *key, unsigned key_bits)
+static int rj_expand(void *ks_, const uint8_t *key, unsigned key_bits, int decrypt)
 {
     rj_bs_ks *ks = (rj_bs_ks *)ks_;
     unsigned nk;
@@ -612,17 +652,39 @@ static int rj_set_key(void *ks_, const uint8_t *key, unsigned key_bits)
         temp ^= w[i - nk];
         w[i] = temp;
     }
-    uint8_t buf[64];
     for (unsigned r = 0; r <= nr; r++) {
-        for (unsigned c = 0; c < 4; c++)
-            for (unsigned k = 0; k < 4; k++)
-                cl_store32_be(buf + 16 * k + 4 * c, w[4 * r + c]);
-        rj_load4(ks->rk + 8 * r, buf);
+        /* as rj_load4 of four copies of the round key: column c of it is the
+         * little-endian load of its bytes, i.e. the byte-reversed w[4 r + c] */
+        /* stored with the skew k of the state it meets, r mod 4 when
+         * encrypting and (r - Nr) mod 4 when decrypting (see rj_mix_columns):
+         * row i of column c comes from column c - k i */
+        const unsigned k = (decrypt ? r + 3 * nr : r) & 3;
+        uint32_t col[4];
+        for (unsigned c = 0; c < 4; c++) {
+            col[c] = 0;
+            for (unsigned i = 0; i < 4; i++)
+                col[c] |= w[4 * r + ((c + 4 - k * i % 4) & 3)] & (0xff000000u >> (8 * i));
+        }
+        uint64_t *q = ks->rk + 8 * r;
+        for (unsigned p = 0; p < 2; p++) {
+            uint64_t v = rj_spread(rj_bswap32(col[p])) | (rj_spread(rj_bswap32(col[p + 2])) << 8);
+            q[4 * p] = q[4 * p + 1] = q[4 * p + 2] = q[4 * p + 3] = v;
+        }
+        rj_ortho(q);
     }
     ks->nr = nr;
     memset(w, 0, sizeof w); /* may be optimised away; best effort */
-    memset(buf, 0, sizeof buf);
     return CL_OK;
+}
+
+static int rj_set_encrypt_key(void *ks, const uint8_t *key, unsigned key_bits)
+{
+    return rj_expand(ks, key, key_bits, 0);
+}
+
+static int rj_set_decrypt_key(void *ks, const uint8_t *key, unsigned key_bits)
+{
+    return rj_expand(ks, key, key_bits, 1);
 }
 
 typedef void (*rj_pass_fn)(const rj_bs_ks *, uint64_t *);
@@ -663,8 +725,8 @@ const cl_impl cl_impl_rijndael_bitslice64 = {
     .ks_bytes = sizeof(rj_bs_ks),
     .table_bytes = 0,
     .available = NULL,
-    .set_encrypt_key = rj_set_key,
-    .set_decrypt_key = rj_set_key,
+    .set_encrypt_key = rj_set_encrypt_key,
+    .set_decrypt_key = rj_set_decrypt_key,
     .encrypt = rj_encrypt,
     .decrypt = rj_decrypt,
     .init_hook = NULL,

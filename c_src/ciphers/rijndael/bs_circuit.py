@@ -323,3 +323,4 @@ def to_c(c: Circuit, name: str, doc: str) -> str:
     lines += [f"    q[{i}] = {names[o]};" for i, o in enumerate(c.outputs)]
     lines.append("}")
     return "\n".join(lines)
+
