@@ -106,6 +106,18 @@ COMMANDS: tuple[Command, ...] = (
         Opt("show", "failed records to print (default 5)", "int"),
         Opt("build_dir", "where builds go (default build/ in the checkout)"),
         DEBUG)),
+    Command("ct", "constant-time check of a cipher's cells: secret-dependent branches and memory addresses under "
+            "QEMU (every target), dudect on the host's CPU; exit 1 on a leak", "ct", (
+                Opt("cipher", "cipher name", positional=True),
+                Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name"),
+                Opt("toolchain", "toolchain profiles, comma list or globs (default gcc-O3)", "csv"),
+                Opt("target", "targets, comma list (default host)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (key setup: a tenth; default 20000; "
+                    "0: no dudect)", "int"),
+                Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("json", "also write every cell's verdict as JSON to this file"),
+                Opt("build_dir", "where builds go (default build/ in the checkout)"),
+                DEBUG)),
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
             "catalogue", (Opt("peers", "include the peer libraries", "flag"), DEBUG)),
