@@ -170,6 +170,17 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
                 Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
             invoke="bench.history"),
+    Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
+            "cells by cause, refuted claims", "bench_ct", (
+                Opt("ciphers", "comma list (default: every cipher)", "csv"),
+                Opt("implementations", "all (default: ours and the peers), ours, default, peers or a comma list of "
+                    "cipher/implementation"),
+                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
+                Opt("targets", "comma list (default host,sparc64,mips64)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
+                Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("out", "JSON file to write (default bench/results/ct-DATE.json)"), DEBUG),
+            invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
             "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
             invoke="bench.faults"),

@@ -304,6 +304,16 @@ def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:
     return 0
 
 
+def bench_ct(ciphers=None, implementations=None, toolchains=None, targets=None, dudect=None, jobs=None,
+             out=None) -> int:
+    from .bench import ct as ct_bench
+    from .ct import DUDECT_MEASUREMENTS
+
+    ct_bench.bench(_lab(), ciphers, implementations or "all", toolchains, targets, jobs or 2,
+                   DUDECT_MEASUREMENTS if dudect is None else dudect, Path(out) if out else None)
+    return 0
+
+
 def bench_faults(out=None) -> int:
     from .bench import faults
 

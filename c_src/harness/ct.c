@@ -55,6 +55,13 @@ static void run_op(const cl_impl *impl, int op, void *ks, const uint8_t *key, un
     }
 }
 
+/* Not inlined: a region opens and closes inside this one body, so a caller's loop that the compiler unrolls
+ * (clang does) cannot give two inputs' regions different instruction addresses. */
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noinline, noipa))
+#endif
 static void marked(const cl_impl *impl, int op, void *ks, const uint8_t *key, unsigned kb, const uint8_t *in,
                    uint8_t *out)
 {
