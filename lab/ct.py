@@ -413,12 +413,23 @@ def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: in
             return _unavailable(cell, f"known-answer gate: {gate.line()}", time.monotonic() - t0 + build_seconds)
         t1 = time.monotonic()
         v = check(backend, tg, b["ct"].program, timeout=timeout, work_dir=work_dir, impl=im.id,
-                  key_sizes=tuple(cell.key_sizes), dudect_program=b["dudect"].program if "dudect" in b else None,
-                  dudect_measurements=dudect_measurements)
-        r = CellCheck(cell=cell.id, impl=im.id, toolchain=tc.name, target=tg.name, claim=im.constant_time,
-                      verdict=v, seconds=round(time.monotonic() - t1, 2), gate_seconds=round(t1 - t0 + build_seconds, 2))
-        say("\n".join(r.lines()))
-        return r
+                  key_sizes=tuple(cell.key_sizes))
+        return CellCheck(cell=cell.id, impl=im.id, toolchain=tc.name, target=tg.name, claim=im.constant_time,
+                         verdict=v, seconds=round(time.monotonic() - t1, 2),
+                         gate_seconds=round(t1 - t0 + build_seconds, 2))
+
+    def timed(r: CellCheck, cell) -> CellCheck:
+        """dudect for a checked cell on this machine's CPU: one cell at a time, nothing else of ours running."""
+        b = built.get(cell.id, {})
+        if "dudect" not in b or r.verdict.verdict == "unavailable" and r.verdict.reason.startswith(
+                ("unavailable", "build failed", "known-answer")):
+            return r
+        t0 = time.monotonic()
+        d = dudect(backend, cell.target, b["dudect"].program, impl=cell.impl.id,
+                   key_size=cell.key_sizes[0] if cell.key_sizes else None, timeout=timeout,
+                   measurements=dudect_measurements)
+        return r.model_copy(update={"verdict": r.verdict.model_copy(update={"dudect": d}),
+                                    "seconds": round(r.seconds + time.monotonic() - t0, 2)})
 
     def guarded(cell) -> CellCheck:
         try:
@@ -426,13 +437,19 @@ def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: in
         except Exception as e:  # one failing cell never kills the others
             return _unavailable(cell, f"internal error: {type(e).__name__}: {e}")
 
-    # dudect times the CPU: those cells run one at a time, after the parallel rest
-    timed = [c for c in cells if c.id in wanted and "dudect" in wanted[c.id]]
-    rest = [c for c in cells if c not in timed]
+    # gates and traces in parallel; dudect times the CPU, so it runs one cell at a time afterwards
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        out = dict(zip([c.id for c in rest], pool.map(guarded, rest)))
-    out.update({c.id: guarded(c) for c in timed})
-    return [out[c.id] for c in cells]
+        got = list(pool.map(guarded, cells))
+    out = []
+    for cell, r in zip(cells, got):
+        try:
+            r = timed(r, cell)
+        except Exception as e:  # one failing cell never kills the others
+            r = r.model_copy(update={"verdict": r.verdict.model_copy(update={"dudect": DudectVerdict(
+                verdict="unavailable", reason=f"internal error: {type(e).__name__}: {e}")})})
+        say("\n".join(r.lines()))
+        out.append(r)
+    return out
 
 
 def ct_backend(lab, build_dir: Path, engine: str = "auto") -> Backend:

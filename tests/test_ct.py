@@ -139,3 +139,17 @@ def test_big_endian_targets_are_checked_in_their_containers(fixture_lab, build_d
     d = v.leaking_ops[0].divergence
     assert d.kind == "memory"
     assert d.location == f"tests/fixtures/ciphers/ctserpent/plant.c:{planted_line('PLANTED TABLE INDEX')}", d
+
+
+def test_the_command_exits_1_on_a_leak_with_its_file_line_and_0_when_clean(build_dir, capsys):
+    from lab import cli
+
+    if not PLUGIN.exists():
+        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
+    assert cli.main(["ct", "rijndael", "--impl", "ttable,aesni", "--dudect", "0", "--build-dir", str(build_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "rijndael/ttable@gcc-O3@host: LEAK (claimed not constant time)" in out
+    assert "encrypt 128: secret-dependent memory access at c_src/ciphers/rijndael/ttable.c:" in out
+    assert "rijndael/aesni@gcc-O3@host: CLEAN (claimed constant time)" in out
+    assert out.strip().splitlines()[-1] == "2 cells: 1 clean, 1 leak, 0 unavailable"
+    assert cli.main(["ct", "rc6", "--dudect", "0", "--build-dir", str(build_dir)]) == 0
