@@ -332,10 +332,6 @@ def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str,
                          ops=tuple(ops))
 
 
-__all__ = ["check", "check_cells", "ct_backend", "CellCheck", "dudect", "welch_t", "first_divergence", "locate", "CtVerdict", "OpVerdict", "Divergence",
-           "DudectVerdict", "DudectOp", "CtError", "INPUTS", "DUDECT_MEASUREMENTS", "DUDECT_THRESHOLD"]
-
-
 # ------------------------------------------------------------- cells (command, bench)
 class CellCheck(Model):
     """One cell's checks, for the command line and the benchmark (the run pipeline calls :func:`check`)."""
@@ -461,3 +457,8 @@ def ct_backend(lab, build_dir: Path, engine: str = "auto") -> Backend:
     be = make_backend(lab, "mixed", engine=engine, build_dir=build_dir, progress=lambda s: None)
     be.container.auto_build = False  # type: ignore[attr-defined]
     return be
+
+
+__all__ = ["check", "check_cells", "ct_backend", "CellCheck", "dudect", "welch_t", "first_divergence", "locate",
+           "CtVerdict", "OpVerdict", "Divergence", "DudectVerdict", "DudectOp", "CtError", "INPUTS",
+           "DUDECT_MEASUREMENTS", "DUDECT_THRESHOLD"]
