@@ -88,6 +88,18 @@ COMMANDS: tuple[Command, ...] = (
         Opt("show", "failed records to print (default 5)", "int"),
         Opt("build_dir", "where builds go (default build/ in the checkout)"),
         DEBUG)),
+    Command("ct", "constant-time check of a cipher's cells: secret-dependent branches and memory addresses under "
+            "QEMU (every target), dudect on the host's CPU; exit 1 on a leak", "ct", (
+                Opt("cipher", "cipher name", positional=True),
+                Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name"),
+                Opt("toolchain", "toolchain profiles, comma list or globs (default gcc-O3)", "csv"),
+                Opt("target", "targets, comma list (default host)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (key setup: a tenth; default 20000; "
+                    "0: no dudect)", "int"),
+                Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("json", "also write every cell's verdict as JSON to this file"),
+                Opt("build_dir", "where builds go (default build/ in the checkout)"),
+                DEBUG)),
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
             "catalogue", (Opt("peers", "include the peer libraries", "flag"), DEBUG)),
@@ -140,6 +152,17 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
                 Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
             invoke="bench.history"),
+    Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
+            "cells by cause, refuted claims", "bench_ct", (
+                Opt("ciphers", "comma list (default: every cipher)", "csv"),
+                Opt("implementations", "all (default: ours and the peers), ours, default, peers or a comma list of "
+                    "cipher/implementation"),
+                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
+                Opt("targets", "comma list (default host,sparc64,mips64)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
+                Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("out", "JSON file to write (default bench/results/ct-DATE.json)"), DEBUG),
+            invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
             "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
             invoke="bench.faults"),

@@ -93,6 +93,44 @@ def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, sh
     return 0 if all(x.ok or x.unavailable for x in results) and any(x.ok for x in results) else EXIT_FAILED
 
 
+def ct(cipher=None, impl=None, toolchain=None, target=None, dudect=None, jobs=None, json=None,
+       build_dir=None) -> int:
+    import json as json_
+    from . import ct as ctcheck
+    from .plan import Cell
+    from .verify import implementations
+
+    lab = _lab()
+    lab.cipher(cipher)
+    impls = [im for word in (impl or "default").split(",") for im in implementations(lab, cipher, word.strip())]
+    tcs = [lab.toolchain(n) for n in (lab.toolchains_matching(toolchain, "option --toolchain") if toolchain
+                                      else ["gcc-O3"])]
+    tgs = [lab.target(t) for t in (target or ["host"])]
+    if jobs is not None and jobs < 1:
+        raise UsageError("option --jobs: needs a positive number")
+    if dudect is not None and dudect < 0:
+        raise UsageError("option --dudect: needs a number of measurements (0: none)")
+    profile = lab.profile("smoke") if "smoke" in lab.profiles else next(iter(lab.profiles.values()))
+    cells = [Cell(im, tc, tg, im.key_bits, profile) for tg in tgs for tc in tcs for im in impls]
+    bdir = _dir(lab, build_dir, "build")
+    be = ctcheck.ct_backend(lab, bdir)
+    try:
+        be.prepare(tgs)
+        checks = ctcheck.check_cells(lab, cells, be, build_dir=bdir, jobs=jobs or 2,
+                                     dudect_measurements=ctcheck.DUDECT_MEASUREMENTS if dudect is None else dudect,
+                                     say=print)
+    finally:
+        be.close()
+    if json:
+        Path(json).write_text(json_.dumps([c.model_dump() for c in checks], indent=1) + "\n")
+    leaks = [c for c in checks if c.verdict.verdict == "leak"]
+    refuted = [c.cell for c in leaks if c.refutes_claim]
+    unavailable = sum(c.verdict.verdict == "unavailable" for c in checks)
+    print(f"{len(checks)} cells: {len(checks) - len(leaks) - unavailable} clean, {len(leaks)} leak, "
+          f"{unavailable} unavailable" + (f"; constant_time: true refuted by {', '.join(refuted)}" if refuted else ""))
+    return EXIT_FAILED if leaks else 0
+
+
 def list_() -> int:
     lab = _lab()
     print("ciphers:", ", ".join(f"{c.name}[{','.join(i.name for i in c.ours())}]" for c in lab.ciphers.values()))
@@ -252,6 +290,16 @@ def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:
     from .bench import peers
 
     peers.bench(_lab(), ciphers, toolchains, profile, Path(out) if out else None)
+    return 0
+
+
+def bench_ct(ciphers=None, implementations=None, toolchains=None, targets=None, dudect=None, jobs=None,
+             out=None) -> int:
+    from .bench import ct as ct_bench
+    from .ct import DUDECT_MEASUREMENTS
+
+    ct_bench.bench(_lab(), ciphers, implementations or "all", toolchains, targets, jobs or 2,
+                   DUDECT_MEASUREMENTS if dudect is None else dudect, Path(out) if out else None)
     return 0
 
 
