@@ -371,88 +371,66 @@ def _unavailable(cell, reason: str, gate_seconds: float = 0.0) -> CellCheck:
 
 def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: int = 1, timeout: float = 600,
                 dudect_measurements: int = DUDECT_MEASUREMENTS, say=lambda s: None) -> list[CellCheck]:
-    """Builds, gates (known answers) and checks cells (lab.plan.Cell) with the lab's own build plan and
-    verdict; one cell's failure is that cell's "unavailable", never the end of the others."""
+    """Builds, gates (known answers) and checks cells (lab.plan.Cell) through the one cell pipeline
+    (lab.pipeline: build -> gate -> trace check, in `jobs` threads; then dudect one cell at a time under the
+    machine's timing lock); one cell's failure is that cell's "unavailable", never the end of the others."""
     import time
-    from concurrent.futures import ThreadPoolExecutor
 
     from .build import Builder
-    from .kat import run_kat
+    from .pipeline import CellPipeline, Final, Stages
     from .plan import unavailable_reason
+    from .results import new_run_id
 
-    builder = Builder(lab.root, build_dir, backend, jobs=jobs)
-    work_dir = build_dir / "ct"
-    t_start = time.monotonic()
-    wanted: dict[str, list[str]] = {}
+    cells = [c.with_timeout(timeout) for c in cells]
+    pipeline = CellPipeline(backend, Builder(lab.root, build_dir, backend),
+                            Stages(programs=("kat",), ct=True, ct_dir=build_dir / "ct", kat_cache=build_dir / "kat-cache",
+                                   dudect_measurements=dudect_measurements, run_id=new_run_id("ct")), say)
+    out: dict[str, CellCheck] = {}
+    live = []
     for cell in cells:
-        if not (cell.unavailable or unavailable_reason(cell)):
-            wanted[cell.id] = ["kat", "ct"] + (["dudect"] if dudect_measurements and is_native(cell.target) else [])
-    plans = [(builder.plan(c.impl, c.toolchain, c.target, p), c.target) for c in cells if c.id in wanted
-             for p in wanted[c.id]]
-    results = iter(builder.build(plans))  # one call: shared harness objects are built once, in parallel
-    built = {c.id: dict(zip(wanted[c.id], results)) for c in cells if c.id in wanted}
-    build_seconds = (time.monotonic() - t_start) / max(1, len(built))
-
-    def one(cell) -> CellCheck:
-        t0 = time.monotonic()
         why = cell.unavailable or unavailable_reason(cell)
         if why:
-            return _unavailable(cell, f"unavailable: {why}")
-        im, tc, tg = cell.impl, cell.toolchain, cell.target
-        b = built[cell.id]
-        bad = next((x for x in b.values() if x.missing or not x.ok), None)
-        if bad is not None:
-            return _unavailable(cell, f"unavailable: compiler {bad.missing} not found" if bad.missing
-                                else f"build failed: {bad.failure}", build_seconds)
-        gate = run_kat(backend, b["kat"].program, im, tg, timeout=timeout, env=dict(im.env))
-        if not gate.ok:
-            return _unavailable(cell, f"known-answer gate: {gate.line()}", time.monotonic() - t0 + build_seconds)
-        t1 = time.monotonic()
-        v = check(backend, tg, b["ct"].program, timeout=timeout, work_dir=work_dir, impl=im.id,
-                  key_sizes=tuple(cell.key_sizes))
-        return CellCheck(cell=cell.id, impl=im.id, toolchain=tc.name, target=tg.name, claim=im.constant_time,
-                         verdict=v, seconds=round(time.monotonic() - t1, 2),
-                         gate_seconds=round(t1 - t0 + build_seconds, 2))
-
-    def timed(r: CellCheck, cell) -> CellCheck:
-        """dudect for a checked cell on this machine's CPU: one cell at a time, nothing else of ours running."""
-        b = built.get(cell.id, {})
-        if "dudect" not in b or r.verdict.verdict == "unavailable" and r.verdict.reason.startswith(
-                ("unavailable", "build failed", "known-answer")):
-            return r
-        t0 = time.monotonic()
-        d = dudect(backend, cell.target, b["dudect"].program, impl=cell.impl.id,
-                   key_size=cell.key_sizes[0] if cell.key_sizes else None, timeout=timeout,
-                   measurements=dudect_measurements)
-        return r.model_copy(update={"verdict": r.verdict.model_copy(update={"dudect": d}),
-                                    "seconds": round(r.seconds + time.monotonic() - t0, 2)})
-
-    def guarded(cell) -> CellCheck:
-        try:
-            return one(cell)
-        except Exception as e:  # one failing cell never kills the others
-            return _unavailable(cell, f"internal error: {type(e).__name__}: {e}")
-
-    # gates and traces in parallel; dudect times the CPU, so it runs one cell at a time afterwards
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
-        got = list(pool.map(guarded, cells))
-    out = []
-    for cell, r in zip(cells, got):
-        try:
-            r = timed(r, cell)
-        except Exception as e:  # one failing cell never kills the others
-            r = r.model_copy(update={"verdict": r.verdict.model_copy(update={"dudect": DudectVerdict(
-                verdict="unavailable", reason=f"internal error: {type(e).__name__}: {e}")})})
+            out[cell.id] = _unavailable(cell, f"unavailable: {why}")
+        else:
+            live.append(cell)
+    t0 = time.monotonic()
+    done = pipeline.prepare_all(live, jobs)
+    share = (time.monotonic() - t0) / max(1, len(live))
+    checked = []
+    for item in done:
+        cell = item.cell
+        if isinstance(item, Final):
+            what = {"unavailable": "unavailable", "build_failed": "build failed"}.get(item.status,
+                                                                                       "known-answer gate")
+            out[cell.id] = _unavailable(cell, f"{what}: {item.status + ': ' if what.startswith('known') else ''}"
+                                              f"{item.reason}", share)
+        else:
+            checked.append(item)
+    if dudect_measurements and any("dudect" in p.built.results for p in checked):
+        with backend.timing_lock(pipeline.stages.run_id, say=say):  # dudect times the CPU: nothing else of ours
+            for p in checked:
+                try:
+                    pipeline.dudect(p)
+                except Exception as e:  # one failing cell never kills the others
+                    p.ct = p.ct.model_copy(update={"dudect": DudectVerdict(
+                        verdict="unavailable", reason=f"internal error: {type(e).__name__}: {e}")})
+    for p in checked:
+        cell = p.cell
+        out[cell.id] = CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name,
+                                 target=cell.target.name, claim=cell.impl.constant_time, verdict=p.ct,
+                                 seconds=round(p.stages.get("ct", 0) + p.stages.get("dudect", 0), 2),
+                                 gate_seconds=round(share, 2))
+    result = [out[c.id] for c in cells]
+    for r in result:
         say("\n".join(r.lines()))
-        out.append(r)
-    return out
+    return result
 
 
 def ct_backend(lab, build_dir: Path, engine: str = "auto") -> Backend:
     """The backend the ct command uses: the mixed backend (the host target here, every target with an image
     in its container), whose static ct programs run under this machine's QEMU and plugin for every target
     (images built before the plugin had mode=ct cannot trace).  Images are not rebuilt by a check."""
-    from .run import make_backend
+    from .pipeline import make_backend
 
     be = make_backend(lab, "mixed", engine=engine, build_dir=build_dir, progress=lambda s: None)
     be.container.auto_build = False  # type: ignore[attr-defined]

@@ -8,6 +8,8 @@ and bisection all call it; executors only decide where and when each call runs.
   :mod:`lab.build`); a missing compiler or peer library is ``unavailable``, an error ``build_failed``;
 * :meth:`CellPipeline.gate` — the known-answer judgement (:func:`lab.kat.run_kat`), remembered per binary;
 * :meth:`CellPipeline.count` — guest-instruction counts (:mod:`lab.icount`);
+* :meth:`CellPipeline.check_ct` — the constant-time trace check (:func:`lab.ct.check`) when the run or the
+  profile asks for it; its dudect half times the CPU, so it runs in :meth:`CellPipeline.measure`;
 * :meth:`CellPipeline.prepare` — the three above plus the drill-down evidence (:mod:`lab.disasm`);
 * :class:`Agreement` — the second half of the judgement (:func:`lab.kat.vote`): the builds of a cipher
   without a stored checksum must agree, so those cells are released once every one of them is gated;
@@ -28,15 +30,19 @@ from pathlib import Path
 from typing import Callable
 
 from .status import Status
-from . import disasm, icount, protocol, system
+from . import ct, disasm, icount, protocol, system
 from .backends import Backend
 from .build import Builder, BuildResult
+from .buildplan import is_native
+from .ct import DUDECT_MEASUREMENTS, CtVerdict
 from .errors import UsageError
 from .kat import Verdict, run_kat, vote
 from .measure import CellSamples, Measurer, cycles_args, failure_status
 from .plan import Cell
 
 PROGRAMS = ("kat", "timing", "cycles", "icount")
+OPTIONAL = ("icount", "ct", "dudect")  # programs whose failure to build is a note, not the cell's end
+CT_PROGRAMS = ("ct", "dudect")  # built when a constant-time check is asked for (dudect: this machine's CPU only)
 
 
 @dataclass
@@ -63,6 +69,7 @@ class Final:
     icount_note: str | None = None
     stages: dict[str, float] = field(default_factory=dict)
     cell: Cell | None = None
+    ct: CtVerdict | None = None
 
 
 @dataclass
@@ -74,6 +81,7 @@ class Prepared:
     icount: dict | None = None
     icount_note: str | None = None
     stages: dict[str, float] = field(default_factory=dict)
+    ct: CtVerdict | None = None
 
     @property
     def cell(self) -> Cell:
@@ -81,7 +89,7 @@ class Prepared:
 
     def final(self, status: str, reason: str | None, samples: CellSamples | None = None, **stages) -> Final:
         return Final(status, reason, self.built, self.verdict, samples, self.icount, self.icount_note,
-                     {**self.stages, **stages}, self.cell)
+                     {**self.stages, **stages}, self.cell, self.ct)
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,9 @@ class Stages:
     asm_dir: Path | None = None  # drill-down evidence (lab/disasm.py)
     run_id: str = ""  # the timing lock's holder
     wait: bool = True  # wait for the timing lock (else: fail when another run holds it)
+    ct: bool = False  # constant-time checks of every cell (else: of the cells whose profile says ct: true)
+    ct_dir: Path | None = None  # the trace plugin's output files
+    dudect_measurements: int = DUDECT_MEASUREMENTS
 
 
 def _timed(f, *args):
@@ -112,12 +123,19 @@ class CellPipeline:
         self.backend, self.builder, self.stages, self.say = backend, builder, stages, say
 
     # ------------------------------------------------------------ build
+    def wants_ct(self, cell: Cell) -> bool:
+        return self.stages.ct or cell.profile.ct
+
+    def programs(self, cell: Cell) -> list[str]:
+        extra = [p for p in CT_PROGRAMS if p == "ct" or is_native(cell.target)] if self.wants_ct(cell) else []
+        return [*self.stages.programs, *(p for p in extra if p not in self.stages.programs)]
+
     def build(self, cell: Cell) -> Built | Final:
-        plans = [(self.builder.plan(cell.impl, cell.toolchain, cell.target, p), cell.target)
-                 for p in self.stages.programs]
+        programs = self.programs(cell)
+        plans = [(self.builder.plan(cell.impl, cell.toolchain, cell.target, p), cell.target) for p in programs]
         results, seconds = _timed(self.builder.build, plans)
-        b = Built(cell, dict(zip(self.stages.programs, results)))
-        core = [r for p, r in b.results.items() if p != "icount"]
+        b = Built(cell, dict(zip(programs, results)))
+        core = [r for p, r in b.results.items() if p not in OPTIONAL]
         missing = next((r.missing for r in core if r.missing), None)
         failed = next((r for r in core if not r.ok and not r.missing), None)
         stages = {"build": seconds}
@@ -197,9 +215,37 @@ class CellPipeline:
         return {"counter": icount.COUNTER_NAME, "unit": icount.COUNTER_UNIT,
                 "emulator": cell.target.qemu or f"qemu-{cell.target.arch}", "ops": ops}, None, None
 
+    # -------------------------------------------------------- constant time
+    def check_ct(self, p: Prepared) -> Prepared:
+        """The trace check (deterministic, so in parallel with other cells); dudect comes with the measuring."""
+        cell, r = p.cell, p.built.results.get("ct")
+        if r is None:
+            return p
+        t0 = time.perf_counter()
+        if not r.ok:
+            p.ct = CtVerdict(verdict="unavailable", reason=f"the ct program did not build: {r.failure}")
+        else:
+            p.ct = ct.check(self.backend, cell.target, r.program, timeout=cell.profile.timeout_seconds,
+                            work_dir=self.stages.ct_dir or self.builder.build_dir / "ct", impl=cell.impl.id,
+                            key_sizes=tuple(cell.key_sizes))
+        p.stages["ct"] = round(time.perf_counter() - t0, 3)
+        return p
+
+    def dudect(self, p: Prepared) -> None:
+        """dudect on this machine's CPU (the caller holds the timing lock); its verdict joins the trace's."""
+        r = p.built.results.get("dudect")
+        if r is None or not r.ok or p.ct is None or p.ct.verdict == "unavailable":
+            return
+        t0 = time.perf_counter()
+        d = ct.dudect(self.backend, p.cell.target, r.program, impl=p.cell.impl.id,
+                      key_size=p.cell.key_sizes[0] if p.cell.key_sizes else None,
+                      timeout=p.cell.profile.timeout_seconds, measurements=self.stages.dudect_measurements)
+        p.ct = p.ct.model_copy(update={"dudect": d})
+        p.stages["dudect"] = round(time.perf_counter() - t0, 3)
+
     # ---------------------------------------------------------- prepare
     def prepare(self, cell: Cell) -> Prepared | Final:
-        """build -> gate -> evidence -> counts."""
+        """build -> gate -> evidence -> counts -> constant-time trace."""
         self.backend.cancel.check()
         built, seconds = _timed(self.build, cell)
         if isinstance(built, Final):
@@ -207,7 +253,10 @@ class CellPipeline:
         gated = self.gate(built, seconds)
         if self.stages.asm_dir is not None:
             disasm.record(self.backend, [built], self.stages.asm_dir)
-        return gated if isinstance(gated, Final) else self.count(gated)
+        if isinstance(gated, Final):
+            return gated
+        counted = self.count(gated)
+        return counted if isinstance(counted, Final) else self.check_ct(counted)
 
     def prepare_all(self, cells: list[Cell], jobs: int) -> list[Prepared | Final]:
         """prepare() of every cell, `jobs` at a time, then the agreement between builds."""
@@ -225,7 +274,10 @@ class CellPipeline:
 
         def done(cs: CellSamples) -> None:
             status, reason = cs.failure or (Status.OK, None)
-            on_final(by_id[cs.cell.id].final(status, reason, cs, measure=round(cs.seconds, 3)))
+            p = by_id[cs.cell.id]
+            if status == Status.OK:
+                self.dudect(p)
+            on_final(p.final(status, reason, cs, measure=round(cs.seconds, 3)))
 
         todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"))
                 for p in items]

@@ -52,6 +52,8 @@ class RunRequest(BaseModel):
     build_dir: Path = opt("where builds go (default build/ in the checkout)", "str", Path("build"))
     tag: str = opt("a word added to the run id", "str", "")
     icount: bool = opt("guest-instruction counts through QEMU (default; --no-icount to skip)", "switch", True)
+    ct: bool = opt("constant-time checks of every verified cell: the trace check under QEMU, dudect on this "
+                   "machine's CPU (a profile can ask for them too: ct: true)", "flag", False)
 
     @field_validator("implementations", mode="before")
     @classmethod

@@ -136,6 +136,8 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
         rec["measurement"] = f.samples.measurement(cpu)
     if f.icount is not None:
         rec["icount"] = f.icount
+    if f.ct is not None:
+        rec["ct"] = f.ct
     return CellRecord.model_validate(rec)
 
 
@@ -313,7 +315,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             ui.done += len(recorded)
             stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
                             counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
-                            wait=not req.no_wait)
+                            wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct")
             groups.append(MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note),
                                      writer, cells_h, [c for c in cells_h if c.id not in recorded], cpu, ui,
                                      m.backend, m.engine))

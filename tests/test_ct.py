@@ -153,3 +153,42 @@ def test_the_command_exits_1_on_a_leak_with_its_file_line_and_0_when_clean(build
     assert "rijndael/aesni@gcc-O3@host: CLEAN (claimed constant time)" in out
     assert out.strip().splitlines()[-1] == "2 cells: 1 clean, 1 leak, 0 unavailable"
     assert cli.main(["ct", "rc6", "--dudect", "0", "--build-dir", str(build_dir)]) == 0
+
+
+def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_matrix(fixture_lab, tmp_path):
+    """--ct: the one cell pipeline checks every verified cell (trace in prepare, dudect with the measuring);
+    the records carry the verdict, results.load and load_cells its columns, the report its matrix with the
+    first divergence on hover and the refuted claims (ctserpent/branch claims constant time)."""
+    if not PLUGIN.exists():
+        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
+    from lab import results
+    from lab.progress import Progress
+    from lab.report import build_report, errors_in
+    from lab.run import RunRequest, run
+
+    from .html_tables import find
+
+    out = run(fixture_lab, RunRequest(ciphers=["ctserpent", "rc6"], implementations=["ctserpent/branch", "rc6/ref"],
+                                      toolchains=["gcc-O3"], profile="smoke", icount=False, ct=True,
+                                      results_dir=tmp_path / "results", build_dir=ROOT / "build" / "test-ct-run"),
+              Progress(0, "quiet"))
+    assert out.counts == {"ok": 2}
+    _, recs = results.read_run(out.run_dir)
+    by = {r.implementation: r for r in recs}
+    assert by["branch"].ct.verdict == "leak" and by["ref"].ct.verdict == "clean"
+    assert by["ref"].ct.dudect is not None and by["ref"].ct.dudect.ops  # dudect ran, on this machine's CPU
+    assert "ct" in by["branch"].stages and "dudect" in by["ref"].stages
+    df = results.load(out.run_dir, tmp_path / "results")
+    row = df[(df.implementation == "branch") & (df.metric == "encrypt_speed")].iloc[0]
+    assert row.ct_trace == "leak" and f"plant.c:{planted_line('PLANTED BRANCH')}" in row.ct_divergence
+    cells = results.load_cells(out.run_dir, tmp_path / "results")
+    assert set(cells.ct_trace) == {"leak", "clean"} and cells.ct_dudect_t.notna().all()
+    html = build_report(fixture_lab, [out.run_dir], results_dir=tmp_path / "results",
+                        reports_dir=tmp_path / "reports").read_text()
+    assert not errors_in(html)
+    (table,) = find(html, "ct-matrix", section="constant-time")
+    rows = {r[0].text: r for r in table.rows}
+    branch, ref = (cells[cells.implementation == i].row.iloc[0] for i in ("branch", "ref"))
+    assert rows[branch][1].text == "yes" and rows[branch][2].text.startswith("leak")
+    assert "plant.c:" in rows[branch][2].title and rows[ref][2].text == "clean"
+    assert "refuted here" in html and branch in html.split("refuted here")[1][:200]

@@ -226,6 +226,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "columns": results.COLUMNS, "metrics": results.METRICS, "platforms": plat, "top": top,
         "compilers": _guard("compilers", _section_compilers, df),
         "correctness": _guard("correctness", analysis.correctness_matrix, cells),
+        "ct": _guard("constant time", analysis.ct_matrix, cells),
         "memory": _guard("memory", _section_memory, df),
         "reference": _guard("published", published.comparison, df, metas), "headline": headline,
         "instructions": _guard("instructions", tables.instructions_table, df),
