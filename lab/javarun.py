@@ -117,6 +117,16 @@ def jvm_state(profile: java.JvmProfile) -> tuple[str, str, dict[str, str]]:
     return build, jit, flags
 
 
+def toolchains_meta(profiles: list[java.JvmProfile], states: dict[str, tuple] | None = None) -> dict[str, dict]:
+    """run.json's `toolchains` entries of JVM profiles (the shape of a C toolchain's, cc = the java launcher), for
+    a run that holds Java cells (a matrix run adds these to its own)."""
+    states = states if states is not None else ({} if java.unavailable() else {p.name: jvm_state(p) for p in profiles})
+    return {p.name: {"description": p.description, "family": "jvm", "cc": p.java, "flags": list(p.flags),
+                     "ldflags": [], "imitates": None, "notes": list(p.notes), "reference_tables": [],
+                     "package": p.package, "version": states.get(p.name, ("",))[0],
+                     "jit": states.get(p.name, ("", ""))[1]} for p in profiles}
+
+
 # ------------------------------------------------------------------ samples
 def _int_timing(procs: list[dict], started: float, seconds: float) -> list[dict]:
     """lab.java.timing_processes' float ns per operation as lab.results.TimingProcess (integers per SCALE ops)."""
@@ -287,9 +297,8 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
             "profile": prof.model_dump(), "matrix": {"language": "java", "ciphers": ciphers, "implementations":
                                                      implementations, "jvm_profiles": names},
             "backend": {"name": "jvm"},
-            "toolchains": {n: {"family": "jvm", "description": jvms[n].description, "flags": list(jvms[n].flags),
-                               "package": jvms[n].package, "version": states.get(n, ("",))[0]} for n in names},
-            "targets": {TARGET: {"name": TARGET, "emulated": False}},
+            "toolchains": toolchains_meta([jvms[n] for n in names], states),
+            "targets": {TARGET: {**lab.target(TARGET).model_dump(), "emulated": False}},
             "cells_planned": [cell_id(i, p.name) for i, p in cells], "fingerprint": {}, "lab_version": __version__,
             "options": {"java": s.__dict__ | {"key_bits": list(s.key_bits) if s.key_bits else None}}}, tag=tag)
     counts: Counter = Counter()
