@@ -295,6 +295,15 @@ def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:
     return 0
 
 
+def bench_java(ciphers=None, rounds=None, toolchain=None, out=None) -> int:
+    from .bench import java as java_bench
+
+    if rounds is not None and rounds < 1:
+        raise UsageError("option --rounds: needs a positive number")
+    java_bench.bench(_lab(), ciphers, rounds or 3, toolchain or "gcc-O3", Path(out) if out else None)
+    return 0
+
+
 def bench_faults(out=None) -> int:
     from .bench import faults
 
