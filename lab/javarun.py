@@ -73,6 +73,14 @@ class JavaOutcome:
 def select(impls: dict[str, java.JavaImpl], ciphers: list[str] | None, implementations) -> list[java.JavaImpl]:
     """ours, peers, all (default), default (each cipher's default of ours), or a list of cipher/name ids."""
     sel = implementations or "all"
+    from .errors import UsageError, did_you_mean
+
+    have = sorted({i.cipher for i in impls.values()})
+    for c in ciphers or ():
+        if c not in have:
+            raise UsageError(f"option --ciphers: no Java code for cipher {c}: {did_you_mean(c, have)}")
+    if isinstance(sel, str) and sel not in ("all", "ours", "peers", "default"):
+        raise UsageError(f"option --implementations: '{sel}' (use all, ours, peers, default or cipher/name ids)")
     out = []
     for i in impls.values():
         if ciphers and i.cipher not in ciphers:
@@ -86,8 +94,6 @@ def select(impls: dict[str, java.JavaImpl], ciphers: list[str] | None, implement
     if isinstance(sel, (list, tuple)):
         unknown = sorted(set(sel) - {i.id for i in impls.values()})
         if unknown:
-            from .errors import UsageError, did_you_mean
-
             raise UsageError(f"option --implementations: no Java implementation {unknown[0]}: "
                              f"{did_you_mean(unknown[0], sorted(impls))}")
     return out
