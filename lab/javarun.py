@@ -20,6 +20,7 @@ A missing JDK or Maven makes every cell ``unavailable`` with the Debian package 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import time
@@ -277,8 +278,9 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
     """Java cells for ciphers x implementations (ours, peers, all, default or ids) x JVM profiles (default: all of
     java_src/jvm-profiles), measured with the lab profile's estimator, confidence and precision.
 
-    With `writer` (the matrix run's RunWriter) the cells are appended to that run and it is left open; otherwise a
-    new run results/<machine>/<id>/ is created and closed.  One failing cell never stops the others."""
+    With `writer` (the matrix run's RunWriter) the cells are appended to that run and it is left open, and the
+    caller holds the machine's timing lock; otherwise a new run results/<machine>/<id>/ is created and closed, and
+    the timing lock is taken here (after the build).  One failing cell never stops the others."""
     s = settings or JavaSettings()
     prof = lab.profile(profile)
     results_dir = Path(results_dir or lab.root / "results")
@@ -314,6 +316,7 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
         counts[rec.status] += 1
         say(f"{rec.cell}: {rec.status}" + (f" ({rec.reason})" if rec.reason else ""))
 
+    stack = contextlib.ExitStack()
     try:
         if reason is None:
             try:
@@ -327,6 +330,10 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
         t0 = time.monotonic()
         b, refused, cached = _build(build_dir, all_impls, source_root)
         t_build = round(time.monotonic() - t0, 3)
+        if own:  # timing is exclusive per machine (a matrix run passing its writer already holds the lock)
+            from .lock import timing_lock
+
+            stack.enter_context(timing_lock(writer.meta.run_id, lab.root, say=say))
         gate_profile = next((jvms[n] for n in names if "-Xint" not in jvms[n].flags), jvms[names[0]])
         gates: dict[str, tuple] = {}
         work = build_dir / "java" / "jmh" / writer.meta.run_id
@@ -370,6 +377,7 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
             put(record(lab, impl, p, machine, "ok", None, stages, key_sizes=keys, b=b, cached=cached, verdict=v,
                        measurement=m, jvm=jvm))
     finally:
+        stack.close()
         if own:
             writer.close("finished" if sum(counts.values()) == len(cells) else "interrupted",
                          status_counts=dict(counts))

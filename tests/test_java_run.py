@@ -178,3 +178,27 @@ def test_a_missing_jdk_makes_every_cell_unavailable_naming_the_package(lab, tmp_
     assert len(cells) == 4 and {c.status for c in cells} == {"unavailable"}
     assert all(java.JDK_PACKAGE in c.reason and "\n" not in c.reason for c in cells)
     assert out.counts == {"unavailable": 4}
+
+
+def test_jmh_waits_for_another_jmh_instead_of_failing(lab, tmp_path):
+    """JMH refuses to start while another JMH holds its lock file (two Java runs at once, or a run beside
+    bench.java): lab.java.run_jmh waits for it, as runs wait for the lab's timing lock, instead of failing the
+    cell.  The lock is JMH's own: a POSIX lock on java.io.tmpdir/jmh.lock, held here for 3 s."""
+    import fcntl
+    import tempfile
+    import threading
+    import time
+
+    b = java.build(tmp_path / "build", java.discover(lab))
+    impl = java.discover(lab)["idea/ref"]
+    lock = open(Path(tempfile.gettempdir()) / "jmh.lock", "a")
+    fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    release = threading.Timer(3.0, lambda: (fcntl.lockf(lock, fcntl.LOCK_UN), lock.close()))
+    release.start()
+    t0 = time.monotonic()
+    try:
+        (r,) = java.run_jmh(b, impl, java.profiles()["openjdk17-c2"], tmp_path / "idea.json", key_bits=[128],
+                            benchmarks=["encrypt1"], forks=1, warmup=1, iterations=1, iteration_ms=50)
+    finally:
+        release.join()
+    assert time.monotonic() - t0 >= 3.0 and r.per_process_min[0] > 0
