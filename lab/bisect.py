@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import icount, stats
+from .status import Status
+from . import stats
 from .backends.host import HostBackend
 from .build import Builder
 from .config import Lab
 from .errors import UsageError, UserError
-from .kat import run_kat
-from .measure import CellSamples, Measurer, cycles_args
+from .measure import CellSamples, Measurer
+from .pipeline import CellPipeline, Final, Stages, make_backend
 from .plan import Cell, unavailable_reason
 from .quantities import cycle_quantities
 
@@ -87,38 +88,28 @@ class _Probe:
         return Cell(im, lab.toolchain(toolchain), lab.target(self.target), (key,), lab.profile("quick"))
 
     def prepare(self, p: Probe, lab: Lab, toolchain: str, backend=None) -> None:
-        """Builds (from lab.root, through `backend`: a worktree's own), gates and counts or readies p."""
+        """Builds (from lab.root, through `backend`: a worktree's own), gates and counts or readies p: the one
+        cell pipeline, as far as the gate and the instruction count."""
         backend = backend or self.backend
         cell = self.cell(lab, toolchain)
-        builder = Builder(lab.root, self.build_root / p.ref, backend)
         exact = self.metric in EXACT
-        progs = ["kat", "icount" if exact else "timing"]
-        res = {prog: builder.build_one(cell.impl, cell.toolchain, cell.target, prog) for prog in progs}
-        self.builds += sum(not r.cached for r in res.values())
-        bad = next((r for r in res.values() if not r.ok), None)
-        if bad is not None:
-            p.failure = f"compiler {bad.missing} not found" if bad.missing else f"build failed: {bad.failure}"
-            return
-        v = run_kat(backend, res["kat"].program, cell.impl, cell.target, cell.profile.timeout_seconds)
-        if not v.ok:
-            p.failure = f"{v.status}: {v.reason}"
+        stages = Stages(programs=("kat", "icount" if exact else "timing"), counts_dir=self.build_root / "counts")
+        item = CellPipeline(backend, Builder(lab.root, self.build_root / p.ref, backend), stages).prepare(cell)
+        self.builds += sum(not r.cached for r in item.built.results.values()) if item.built else 0
+        if isinstance(item, Final):
+            p.failure = {Status.UNAVAILABLE: item.reason, Status.BUILD_FAILED: f"build failed: {item.reason}"}.get(
+                item.status, f"{item.status}: {item.reason}")
             return
         if exact:
-            p.value = self.count(cell, res["icount"].program, backend)
+            self.counts += 1
+            if item.icount is None:
+                raise UserError(f"instruction count failed: {item.icount_note}")
+            op, per_block = EXACT[self.metric]
+            q = next(q for q in cycle_quantities([item.icount["ops"]], prefix="insn_") if q.metric == self.metric
+                     and (q.n_blocks == 128 or not per_block))
+            p.value = min(q.per_process)
         else:
-            p.samples = CellSamples(cell, res["timing"].program, res["timing"].program, timing_only=True)
-
-    def count(self, cell: Cell, program: Path, backend) -> float:
-        c, counts = icount.count(backend, program, cycles_args(cell, icount=True), target=cell.target,
-                                 timeout=cell.profile.timeout_seconds, counts_dir=self.build_root / "counts")
-        self.counts += 1
-        if c.returncode != 0 or not counts:
-            raise UserError(f"instruction count failed: {icount.unavailable_reason(c) or c.describe_failure()}")
-        ops = [r for r in icount.fill_deltas(c.json_lines(), counts) if r.get("type") == "cycles"]
-        op, per_block = EXACT[self.metric]
-        q = next(q for q in cycle_quantities([ops], prefix="insn_") if q.metric == self.metric
-                 and (q.n_blocks == 128 or not per_block))
-        return min(q.per_process)
+            p.samples = CellSamples(cell, item.built.program("timing"), item.built.program("timing"), timing_only=True)
 
     def costs(self, p: Probe) -> list[float]:
         return p.samples.timing_quantity(self.metric, p.samples.cell.key_sizes[0]).per_process
@@ -161,8 +152,6 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
            bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
            toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
            say: Callable[[str], None] = print) -> Outcome:
-    from .run import make_backend
-
     if metric not in EXACT and metric not in TIMED:
         raise UsageError(f"option --metric: '{metric}' is not one of {', '.join([*EXACT, *TIMED])}")
     if metric in TIMED and (lab.target(target).emulated or lab.target(target).image):

@@ -8,6 +8,10 @@ Programs:
   the target's cycle counter for ``cycles``;
 * ``icount`` — ``cycles`` with the marker counter, linked statically, for
   guest-instruction counts under QEMU (any target, the host's too);
+* ``ct`` — the constant-time trace program (c_src/harness/ct.c) with the marker
+  counter, linked statically and compiled with ``-g`` (for addr2line; its objects
+  live apart, under ``ct-g/``), run under QEMU with the plugin in ``mode=ct``;
+* ``dudect`` — the same ct.c with the target's real counter (the timing test, host);
 * ``native`` — a shared library for cffi (host only, position independent).
 
 Layout under the build directory::
@@ -31,7 +35,10 @@ from .config import Impl, Target, Toolchain, host_arch
 
 HARNESS = Path("c_src/harness")
 INCLUDE = Path("c_src/include")
-MAINS = {"kat": "kat.c", "timing": "timing.c", "cycles": "cycles.c", "icount": "cycles.c"}
+MAINS = {"kat": "kat.c", "timing": "timing.c", "cycles": "cycles.c", "icount": "cycles.c", "ct": "ct.c",
+         "dudect": "ct.c"}
+MARKER_PROGRAMS = ("icount", "ct")  # static, with the marker counter: run under QEMU with the plugin
+COUNTED_PROGRAMS = ("cycles", "icount", "ct", "dudect")  # programs linked with a counter
 PROGRAMS = (*MAINS, "native")
 COMMON = ("api.c", "util.c")
 COUNTERS = {"x86_tsc": "counter_x86_tsc.c", "clock": "counter_clock.c", "marker": "counter_marker.c"}
@@ -109,16 +116,20 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
 
     cc = compiler(toolchain, target)
     cflags = effective_flags(toolchain, target)
-    static = target.static or program == "icount"
+    static = target.static or program in MARKER_PROGRAMS
     if program == "native":
         cflags = [f for f in cflags if f not in NATIVE_DROPPED] + ["-fPIC"]
-    counter = "marker" if program == "icount" else target.counter
+    if program == "ct":  # debug information for addr2line; -g does not change the code generated
+        cflags = [*cflags, "-g"]
+    counter = "marker" if program in MARKER_PROGRAMS else target.counter
     includes = ["-I", str(INCLUDE), "-I", str(HARNESS)]
     headers = tuple(sorted({*(root / INCLUDE).glob("*.h"), *(root / HARNESS).glob("*.h")}))
     unit = build_dir / target.name / toolchain.name
     impl_dir = unit / impl.cipher / impl.name
-    obj_dir = impl_dir / "native" if program == "native" else impl_dir  # icount links the same objects
-    harness_dir = unit / "harness" / (f"{counter}-pic" if program == "native" else counter)
+    # icount links the same objects; ct's have debug information, so they live apart
+    obj_dir = impl_dir / "native" if program == "native" else impl_dir / "ct-g" if program == "ct" else impl_dir
+    harness_dir = unit / "harness" / (f"{counter}-pic" if program == "native" else f"{counter}-g" if program == "ct"
+                                      else counter)
 
     steps: list[Step] = []
 
@@ -128,7 +139,7 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
         return out
 
     harness_files = list(COMMON) + ([MAINS[program]] if program in MAINS else []) + \
-        ([COUNTERS[counter]] if program in ("cycles", "icount") else [])
+        ([COUNTERS[counter]] if program in COUNTED_PROGRAMS else [])
     harness_objs = [compile_c(root / HARNESS / f, harness_dir / (Path(f).stem + ".o"), [], headers)
                     for f in harness_files]
     registry = compile_c(root / HARNESS / "registry.c", obj_dir / "registry.o",

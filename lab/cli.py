@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError
+from .request import options_table
 
 
 @dataclass(frozen=True)
@@ -47,33 +48,14 @@ class Command:
 DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
 REPORTS_DIR = Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest "
                   "points at it)")
+# the run's options: RunRequest's fields (lab/request.py, the one table), then what only the command line has
 RUN_OPTS = (
-    Opt("matrix", "matrix file (default matrix.yaml)"),
-    Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
-    Opt("implementations", "default, ours, peers, all, or a comma list of cipher/implementation"),
-    Opt("toolchains", "comma list of toolchain profiles or globs ('clang-1*-O3')", "csv"),
-    Opt("targets", "comma list of targets", "csv"),
-    Opt("profile", "measurement profile (quick, nist, smoke, ...)"),
-    Opt("backend", "host (default), container, or mixed (the host target here, targets with an image in it)"),
-    Opt("resume", "finish an interrupted run: the latest unfinished one, or RUN_ID", "optstr"),
-    Opt("no_wait", "refuse instead of waiting when another run holds the machine's timing lock", "flag"),
-    Opt("jobs", "parallel builds, known-answer gates and instruction counts (default: the core count)", "int"),
-    Opt("timeout", "time limit in seconds for one program run of a cell (default: the profile's)", "float"),
-    Opt("hosts", "comma list of SSH hosts (hosts/<name>.yaml) that measure the cells too", "csv"),
-    Opt("local", "measure on this machine as well (default; --no-local with --hosts: on the hosts only)", "switch",
-        default=True),
-    Opt("accept_new_host_keys", "accept (and remember) the key of an SSH host seen for the first time", "flag"),
-    Opt("executor", "local (default) or dask (pip install -e .[distributed])"),
-    Opt("scheduler", "tcp://HOST:PORT of a running Dask scheduler (default: an embedded LocalCluster)"),
-    Opt("results_dir", "where results go (default results/ in the checkout)"),
-    Opt("build_dir", "where builds go (default build/ in the checkout)"),
+    *(Opt(name, help, kind, default=default) for name, help, kind, default in options_table()),
     REPORTS_DIR,
-    Opt("tag", "a word added to the run id"),
     Opt("quiet", "print nothing but errors and the result", "flag"),
     Opt("progress", "live progress display on a terminal (default; --no-progress: one line per cell)", "switch",
         default=True),
     Opt("report", "write the HTML report after the run (default; --no-report to skip)", "switch", default=True),
-    Opt("icount", "guest-instruction counts through QEMU (default; --no-icount to skip)", "switch", default=True),
     DEBUG,
 )
 
@@ -106,6 +88,18 @@ COMMANDS: tuple[Command, ...] = (
         Opt("show", "failed records to print (default 5)", "int"),
         Opt("build_dir", "where builds go (default build/ in the checkout)"),
         DEBUG)),
+    Command("ct", "constant-time check of a cipher's cells: secret-dependent branches and memory addresses under "
+            "QEMU (every target), dudect on the host's CPU; exit 1 on a leak", "ct", (
+                Opt("cipher", "cipher name", positional=True),
+                Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name"),
+                Opt("toolchain", "toolchain profiles, comma list or globs (default gcc-O3)", "csv"),
+                Opt("target", "targets, comma list (default host)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (key setup: a tenth; default 20000; "
+                    "0: no dudect)", "int"),
+                Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("json", "also write every cell's verdict as JSON to this file"),
+                Opt("build_dir", "where builds go (default build/ in the checkout)"),
+                DEBUG)),
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
             "catalogue", (Opt("peers", "include the peer libraries", "flag"), DEBUG)),
@@ -186,6 +180,17 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
                 Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
             invoke="bench.history"),
+    Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
+            "cells by cause, refuted claims", "bench_ct", (
+                Opt("ciphers", "comma list (default: every cipher)", "csv"),
+                Opt("implementations", "all (default: ours and the peers), ours, default, peers or a comma list of "
+                    "cipher/implementation"),
+                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
+                Opt("targets", "comma list (default host,sparc64,mips64)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
+                Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("out", "JSON file to write (default bench/results/ct-DATE.json)"), DEBUG),
+            invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
             "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
             invoke="bench.faults"),

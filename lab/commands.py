@@ -6,6 +6,7 @@ goes to stdout; errors are raised as :class:`lab.errors.UserError`.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -23,30 +24,17 @@ def _dir(lab: Lab, value, default: str) -> Path:
     return Path(value).expanduser().resolve() if value else lab.root / default
 
 
-def run(matrix=None, ciphers=None, implementations=None, toolchains=None, targets=None, profile=None, backend=None,
-        resume=None, no_wait=False, jobs=None, timeout=None, hosts=None, local=True, accept_new_host_keys=False,
-        executor=None, scheduler=None, results_dir=None, build_dir=None, reports_dir=None, tag=None, quiet=False,
-        progress=True, report=True, icount=True) -> int:
+def run(reports_dir=None, quiet=False, progress=True, report=True, **options) -> int:
+    """`options`: RunRequest's fields (lab/request.py), as the command line gave them."""
     from .progress import Progress, mode_for
-    from .run import RunRequest, run as run_matrix
+    from .request import RunRequest
+    from .run import run as run_matrix
 
     lab = _lab()
-    impls = implementations
-    if impls and impls not in ("default", "ours", "peers", "all"):
-        impls = [x.strip() for x in impls.split(",") if x.strip()]
-    if backend not in (None, "host", "container", "mixed"):
-        raise UsageError(f"option --backend: '{backend}' is not a backend (use host, container or mixed)")
-    if jobs is not None and jobs < 1:
-        raise UsageError("option --jobs: needs a positive number")
-    if timeout is not None and timeout <= 0:
-        raise UsageError("option --timeout: needs a positive number of seconds")
-    if matrix and not Path(matrix).is_file():
-        raise UsageError(f"option --matrix: {matrix} does not exist")
-    req = RunRequest(matrix=Path(matrix) if matrix else None, ciphers=ciphers, implementations=impls,
-                     toolchains=toolchains, targets=targets, profile=profile, backend=backend, resume=resume,
-                     no_wait=no_wait, jobs=jobs, timeout=timeout, tag=tag or "", icount=icount, hosts=hosts,
-                     local=local, accept_new_host_keys=accept_new_host_keys, executor=executor, scheduler=scheduler,
-                     results_dir=_dir(lab, results_dir, "results"), build_dir=_dir(lab, build_dir, "build"))
+    if options.get("matrix") and not Path(options["matrix"]).is_file():
+        raise UsageError(f"option --matrix: {options['matrix']} does not exist")
+    req = RunRequest.from_options(**{**options, "results_dir": _dir(lab, options.get("results_dir"), "results"),
+                                     "build_dir": _dir(lab, options.get("build_dir"), "build")})
     ui = Progress(0, mode_for(quiet, progress))
     outcome = run_matrix(lab, req, ui, say=(lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr)))
     counts = ", ".join(f"{s} {n}" for s, n in sorted(outcome.counts.items()))
@@ -103,6 +91,44 @@ def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, sh
             print(f"  line {f.get('line')}: {f.get('direction')} {f.get('reason')}"
                   f" expected {f.get('expected')} got {f.get('got')}")
     return 0 if all(x.ok or x.unavailable for x in results) and any(x.ok for x in results) else EXIT_FAILED
+
+
+def ct(cipher=None, impl=None, toolchain=None, target=None, dudect=None, jobs=None, json=None,
+       build_dir=None) -> int:
+    import json as json_
+    from . import ct as ctcheck
+    from .plan import Cell
+    from .verify import implementations
+
+    lab = _lab()
+    lab.cipher(cipher)
+    impls = [im for word in (impl or "default").split(",") for im in implementations(lab, cipher, word.strip())]
+    tcs = [lab.toolchain(n) for n in (lab.toolchains_matching(toolchain, "option --toolchain") if toolchain
+                                      else ["gcc-O3"])]
+    tgs = [lab.target(t) for t in (target or ["host"])]
+    if jobs is not None and jobs < 1:
+        raise UsageError("option --jobs: needs a positive number")
+    if dudect is not None and dudect < 0:
+        raise UsageError("option --dudect: needs a number of measurements (0: none)")
+    profile = lab.profile("smoke") if "smoke" in lab.profiles else next(iter(lab.profiles.values()))
+    cells = [Cell(im, tc, tg, im.key_bits, profile) for tg in tgs for tc in tcs for im in impls]
+    bdir = _dir(lab, build_dir, "build")
+    be = ctcheck.ct_backend(lab, bdir)
+    try:
+        be.prepare(tgs)
+        checks = ctcheck.check_cells(lab, cells, be, build_dir=bdir, jobs=jobs or 2,
+                                     dudect_measurements=ctcheck.DUDECT_MEASUREMENTS if dudect is None else dudect,
+                                     say=print)
+    finally:
+        be.close()
+    if json:
+        Path(json).write_text(json_.dumps([c.model_dump() for c in checks], indent=1) + "\n")
+    leaks = [c for c in checks if c.verdict.verdict == "leak"]
+    refuted = [c.cell for c in leaks if c.refutes_claim]
+    unavailable = sum(c.verdict.verdict == "unavailable" for c in checks)
+    print(f"{len(checks)} cells: {len(checks) - len(leaks) - unavailable} clean, {len(leaks)} leak, "
+          f"{unavailable} unavailable" + (f"; constant_time: true refuted by {', '.join(refuted)}" if refuted else ""))
+    return EXIT_FAILED if leaks else 0
 
 
 def list_() -> int:
@@ -175,30 +201,31 @@ def validate() -> int:
 
 
 def checksums(write=False) -> int:
-    """Each cipher's checksums from its default implementation built with gcc-O3 on the host."""
+    """Each cipher's checksums from its default implementation built with gcc-O3 on the host: the one cell
+    pipeline as far as the gate, judged without the stored checksums (they are what is computed here)."""
     from .backends.host import HostBackend
     from .build import Builder
-    from .kat import run_kat
+    from .pipeline import CellPipeline, Final, Stages
+    from .plan import Cell
 
     lab = _lab()
     be = HostBackend(lab.root)
-    builder = Builder(lab.root, lab.root / "build", be)
+    pipeline = CellPipeline(be, Builder(lab.root, lab.root / "build", be),
+                            Stages(programs=("kat",), stored_checksums=False, kat_timeout=1800))
+    tc, tg, profile = lab.toolchain("gcc-O3"), lab.target("host"), lab.profile("smoke")
+    cells = [Cell(c.impls[c.default_impl], tc, tg, c.impls[c.default_impl].key_bits, profile)
+             for c in lab.ciphers.values()]
     bad = 0
-    for c in lab.ciphers.values():
-        im = c.impls[c.default_impl]
-        b = builder.build_one(im, lab.toolchain("gcc-O3"), lab.target("host"), "kat")
-        if not b.ok:
-            print(f"{c.name}: build failed: {b.failure}")
+    for item in pipeline.prepare_all(cells, jobs=os.cpu_count() or 1):
+        name = item.cell.impl.cipher
+        if isinstance(item, Final):
+            print(f"{name}: {item.status}: {item.reason}")
             bad += 1
             continue
-        v = run_kat(be, b.program, im, lab.target("host"), 1800)
-        if v.status not in ("ok", "checksum_differs"):
-            print(f"{c.name}: {v.status}: {v.reason}")
-            bad += 1
-            continue
-        print(f"{c.name}: " + ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(v.checksums.items())))
+        sums = item.verdict.checksums
+        print(f"{name}: " + ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(sums.items())))
         if write:
-            _write_checksums(c.folder / "cipher.yaml", v.checksums)
+            _write_checksums(lab.cipher(name).folder / "cipher.yaml", sums)
     return EXIT_FAILED if bad else 0
 
 
@@ -301,6 +328,16 @@ def bench_java(ciphers=None, rounds=None, toolchain=None, out=None) -> int:
     if rounds is not None and rounds < 1:
         raise UsageError("option --rounds: needs a positive number")
     java_bench.bench(_lab(), ciphers, rounds or 3, toolchain or "gcc-O3", Path(out) if out else None)
+    return 0
+
+
+def bench_ct(ciphers=None, implementations=None, toolchains=None, targets=None, dudect=None, jobs=None,
+             out=None) -> int:
+    from .bench import ct as ct_bench
+    from .ct import DUDECT_MEASUREMENTS
+
+    ct_bench.bench(_lab(), ciphers, implementations or "all", toolchains, targets, jobs or 2,
+                   DUDECT_MEASUREMENTS if dudect is None else dudect, Path(out) if out else None)
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .status import Status
 from . import results, stats
 from .errors import UserError
 
@@ -60,7 +61,7 @@ class Table:
 
 
 def _select(df: pd.DataFrame, metrics) -> pd.DataFrame:
-    sel = df[df.metric.isin(metrics or DEFAULT_METRICS) & (df.status == "ok") & df.estimate.notna()]
+    sel = df[df.metric.isin(metrics or DEFAULT_METRICS) & (df.status == Status.OK) & df.estimate.notna()]
     if not metrics:  # per-block costs: the NIST Encrypt-128 column
         sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
     return sel

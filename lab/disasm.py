@@ -280,7 +280,7 @@ def evidence(backend, cell, objects: list[Path], program: Path | None) -> dict:
 
 
 def record(backend, built: list, asm_dir: Path, jobs: int = 1) -> float:
-    """Writes the evidence of every built cell (lab.run.Built) into asm_dir; returns the seconds it took."""
+    """Writes the evidence of every built cell (lab.pipeline.Built) into asm_dir; returns the seconds it took."""
     t0 = time.perf_counter()
     asm_dir.mkdir(parents=True, exist_ok=True)
 

@@ -1,32 +1,73 @@
-"""The Dask executor: the same stages as tasks on a Dask distributed cluster (``--executor dask``).
+"""Executors: they only schedule the one cell pipeline (:class:`lab.pipeline.CellPipeline`) of each machine.
 
-Per cell, one task prepares it (build, known-answer gate, instruction counts) on any worker — these run in
-parallel — and, when it passed, one task measures it.  Measuring tasks ask for the resource
-``timing-<machine>`` (one unit), which exactly one worker per machine offers, so no two timings ever overlap
-on one machine; timings of different machines (SSH hosts) run at once.  Each task returns typed values; the
-client records each cell as soon as its last task ends, so an interrupted distributed run resumes like a
-local one.  A measuring task is a whole cell: if its worker dies, the scheduler runs it again elsewhere (once:
-``allowed-failures`` is 1) and the cell is measured again from the start, never half kept.
+* :class:`LocalExecutor` — per machine: :meth:`~lab.pipeline.CellPipeline.prepare` of every cell in parallel
+  threads (``jobs``), the agreement between builds, then one :meth:`~lab.pipeline.CellPipeline.measure` of the
+  cells that passed (the machine's timing lock held around it); several machines (SSH hosts) at once.
+* :class:`DaskExecutor` (``--executor dask``) — per cell, one task prepares it on any worker (in parallel) and,
+  when it passed (and the agreement released it), one task measures it.  Measuring tasks ask for the resource
+  ``timing-<machine>`` (one unit), which exactly one worker per machine offers, so no two timings of one run
+  overlap on one machine; and the measuring task takes the machine's timing lock like a local run, so a Dask
+  run and a local run (or two Dask runs) never time at once either.  The client records each cell as soon as
+  its last task ends, so an interrupted distributed run resumes like a local one.  A measuring task is a whole
+  cell: if its worker dies, the scheduler runs it again elsewhere (once: ``allowed-failures`` is 1) and the cell
+  is measured again from the start, never half kept.
 
 The default cluster is an embedded LocalCluster of two worker processes (the first offers this machine's
 timing resource); ``--scheduler tcp://HOST:PORT`` uses a running one, whose workers must be started with the
 lab's checkout at the same path and ``--resources timing-<machine>=1`` on one worker per machine.  Dask is an
 optional dependency: ``pip install -e .[distributed]``.
+
+Cancellation (Ctrl-C) and recording are the run's (:func:`lab.run.cancellation`, :meth:`lab.run.MachineRun.final`),
+the same for every executor.
 """
 
 from __future__ import annotations
 
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .status import Status
 from .errors import UsageError
+from .pipeline import Agreement, Final, Prepared, Stages
 
-_WORKER_CACHE: dict = {}  # per worker process: (lab, backend, builder) by machine group
+_WORKER_CACHE: dict = {}  # per worker process: the machine group's pipeline
+
+
+class LocalExecutor:
+    """Each machine's cells prepared in parallel threads, then measured one process at a time; several machines
+    (SSH hosts) at once, one thread each."""
+
+    def execute(self, lab, groups, jobs: int, say) -> None:
+        if len(groups) == 1:
+            self.machine(groups[0], jobs)
+            return
+        with ThreadPoolExecutor(len(groups)) as pool:
+            errors = [f.exception() for f in [pool.submit(self.machine, g, jobs) for g in groups]]
+        first = next((e for e in errors if e is not None), None)
+        if first is not None:
+            raise first
+
+    @staticmethod
+    def machine(g, jobs: int) -> None:
+        g.status = "interrupted"
+        live = g.live()
+        g.ui.stage(f"prepare (build, verify, instruction counts): {len(live)} cells{g.where}, {jobs} jobs")
+        ready = []
+        for item in g.pipeline.prepare_all(live, jobs):
+            ready.append(item) if isinstance(item, Prepared) else g.final(item)
+        g.backend.cancel.check()
+        if ready:
+            g.ui.stage(f"measure: {len(ready)} cells{g.where}, one process at a time"
+                       + (f" on CPU {g.cpu}" if g.cpu is not None else ""))
+            g.pipeline.measure(ready, g.cpu, g.final, lambda cell, n: g.ui.stage(f"  measure {cell.id}: process {n}"))
+        g.status = "finished"
 
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """What a worker needs to rebuild a machine group's backend and builder (backends do not travel)."""
+    """What a worker needs to rebuild a machine group's pipeline (backends do not travel)."""
 
     root: str
     cipher_dirs: tuple[str, ...]
@@ -37,58 +78,43 @@ class GroupSpec:
     build_dir: str
     host: str | None
     accept_new_host_keys: bool
+    stages: Stages
 
 
-def _context(spec: GroupSpec):
+def _worker_say(line: str) -> None:
+    """A worker's notes (e.g. waiting for the timing lock) on its stderr, which an embedded cluster shares with
+    the run."""
+    print(f"dask worker: {line}", file=sys.stderr, flush=True)
+
+
+def _pipeline(spec: GroupSpec):
     if spec not in _WORKER_CACHE:
         from .build import Builder
         from .config import Lab
-        from .run import RunRequest, _group_backend
-        from .schema import MatrixFile
+        from .pipeline import CellPipeline, make_backend
 
         lab = Lab(root=spec.root, cipher_dirs=[Path(d) for d in spec.cipher_dirs], shared=spec.shared,
                   hosts_dir=spec.hosts_dir)
-        m = MatrixFile(ciphers="all", toolchains=["gcc-O3"], backend=spec.backend, engine=spec.engine)
-        req = RunRequest(accept_new_host_keys=spec.accept_new_host_keys)
-        backend = _group_backend(lab, m, spec.host, Path(spec.build_dir), req, lambda s: None)
+        backend = make_backend(lab, spec.backend, engine=spec.engine, build_dir=Path(spec.build_dir),
+                               progress=lambda s: None, host=spec.host, accept_new_host_keys=spec.accept_new_host_keys)
         backend.prepare([])
-        _WORKER_CACHE[spec] = (lab, backend, Builder(lab.root, Path(spec.build_dir), backend, jobs=1))
+        _WORKER_CACHE[spec] = CellPipeline(backend, Builder(lab.root, Path(spec.build_dir), backend), spec.stages,
+                                           _worker_say)
     return _WORKER_CACHE[spec]
 
 
-def prepare_task(spec: GroupSpec, cell, want_icount: bool, counts_dir: str, asm_dir: str | None = None):
-    """build -> verify -> instruction counts of one cell: ("final", Final) or ("measure", (built, verdict,
-    kat seconds, icount record, note))."""
-    from . import disasm
-    from .run import Final, build_stage, icount_stage, verify_stage
-
-    lab, backend, builder = _context(spec)
-    backend.prepare([cell.target], inputs=list(cell.impl.vector_files))
-    finals = []
-    built = build_stage(builder, [cell], want_icount, lambda c, f: finals.append(f))
-    if finals:
-        return "final", finals[0]
-    gated = verify_stage(backend, built, 1, lambda c, f: finals.append(f), builder.build_dir / "kat-cache")
-    if asm_dir:  # drill-down evidence (lab/disasm.py), as run_stages records it
-        disasm.record(backend, built, Path(asm_dir))
-    if finals:
-        return "final", finals[0]
-    (b, v, seconds), = gated
-    rec, note, fail = (None, None, None)
-    if want_icount:
-        rec, note, fail = icount_stage(backend, [(b, v)], Path(counts_dir), 1)[cell.id]
-    if fail:
-        return "final", Final(fail[0], fail[1], b, v, icount_note=note, stages={"kat": seconds})
-    return "measure", (b, v, seconds, rec, note)
+def prepare_task(spec: GroupSpec, cell):
+    """build -> verify -> evidence -> instruction counts of one cell: a Prepared or a Final."""
+    pipeline = _pipeline(spec)
+    pipeline.backend.prepare([cell.target], inputs=list(cell.impl.vector_files))
+    return pipeline.prepare(cell)
 
 
-def measure_task(spec: GroupSpec, built, verdict, cpu):
-    """One cell's measurement, start to end, on the worker that holds the machine's timing resource."""
-    from .run import measure_stage
-
-    lab, backend, builder = _context(spec)
-    done = []
-    measure_stage(backend, [(built, verdict)], cpu, done.append)
+def measure_task(spec: GroupSpec, prepared: Prepared, cpu):
+    """One cell's measurement, start to end, on the worker that holds the machine's timing resource (and, inside,
+    the machine's timing lock)."""
+    done: list[Final] = []
+    _pipeline(spec).measure([prepared], cpu, done.append)
     return done[0]
 
 
@@ -136,55 +162,41 @@ class DaskExecutor:
                               workers=workers, asynchronous=False, silence_logs=40)
         return Client(cluster), cluster
 
-    def execute(self, lab, groups, req, jobs: int, build_dir: Path, say) -> None:
+    def execute(self, lab, groups, jobs: int, say) -> None:
         from distributed import as_completed
-
-        from .run import Final
 
         client, cluster = self._client([g.machine for g in groups])
         try:
             say(f"dask: {client.dashboard_link or client.scheduler.address}: "
                 f"{len(client.scheduler_info()['workers'])} workers")
-            specs = {}
-            futures = {}
+            futures: dict = {}  # future -> (machine run, spec, cell, agreement)
             for g in groups:
-                specs[g.machine] = GroupSpec(str(lab.root), tuple(map(str, lab.cipher_dirs)), str(lab.shared),
-                                             str(lab.hosts_dir), g.backend_name, g.engine, str(g.builder.build_dir),
-                                             g.host, req.accept_new_host_keys)
-                for cell in g.todo:
-                    if cell.unavailable:
-                        g.final(cell, Final("unavailable", cell.unavailable))
-                    elif g.backend.down:
-                        g.final(cell, Final("unreachable", g.backend.down))
-                    else:
-                        f = client.submit(prepare_task, specs[g.machine], cell, req.icount,
-                                          str(build_dir / "icount"), str(g.writer.dir / "asm"), pure=False,
-                                          key=f"prepare-{g.machine}-{cell.id}")
-                        futures[f] = (g, cell, None)
+                spec = GroupSpec(str(lab.root), tuple(map(str, lab.cipher_dirs)), str(lab.shared), str(lab.hosts_dir),
+                                 g.backend_name, g.engine, str(g.builder.build_dir), g.host,
+                                 getattr(g.backend, "accept_new", False), g.pipeline.stages)
+                live = g.live()
+                agreement = Agreement(live)
+                for cell in live:
+                    f = client.submit(prepare_task, spec, cell, pure=False, key=f"prepare-{g.machine}-{cell.id}")
+                    futures[f] = (g, spec, cell, agreement)
             pending = as_completed(list(futures))
             for f in pending:
-                g, cell, prepared = futures.pop(f)
+                g, spec, cell, agreement = futures.pop(f)
                 g.backend.cancel.check()
                 lost = _lost(f)
-                if lost:  # its worker died twice (or the task raised): the cell is retried by --resume
-                    g.final(cell, Final("unreachable", lost))
+                # its worker died twice (or the task raised): the cell is retried by --resume
+                result = Final(Status.UNREACHABLE, lost, cell=cell) if lost else f.result()
+                if agreement is None:  # a measuring task
+                    g.final(result)
                     continue
-                if prepared is None:
-                    kind, value = f.result()
-                    if kind == "final":
-                        g.final(cell, value)
+                for item in agreement.add(result):
+                    if isinstance(item, Final):
+                        g.final(item)
                         continue
-                    b, v, seconds, rec, note = value
-                    g.kat_seconds[cell.id] = seconds
-                    m = client.submit(measure_task, specs[g.machine], b, v, g.cpu, pure=False,
-                                      resources={f"timing-{g.machine}": 1}, key=f"measure-{g.machine}-{cell.id}")
-                    futures[m] = (g, cell, (b, v, rec, note))
+                    m = client.submit(measure_task, spec, item, g.cpu, pure=False,
+                                      resources={f"timing-{g.machine}": 1}, key=f"measure-{g.machine}-{item.cell.id}")
+                    futures[m] = (g, spec, item.cell, None)
                     pending.add(m)
-                else:
-                    b, v, rec, note = prepared
-                    cs = f.result()
-                    status, reason = cs.failure or ("ok", None)
-                    g.final(cell, Final(status, reason, b, v, cs, rec, note, {"measure": round(cs.seconds, 3)}))
             for g in groups:
                 g.status = "finished"
         finally:
@@ -193,4 +205,12 @@ class DaskExecutor:
                 cluster.close()
 
 
-__all__ = ["DaskExecutor", "GroupSpec", "prepare_task", "measure_task"]
+def make_executor(req):
+    if req.executor in (None, "local"):
+        return LocalExecutor()
+    if req.executor == "dask":
+        return DaskExecutor(req.scheduler)
+    raise UsageError(f"unknown executor '{req.executor}' (use local or dask)")
+
+
+__all__ = ["LocalExecutor", "DaskExecutor", "GroupSpec", "prepare_task", "measure_task", "make_executor"]

@@ -37,12 +37,13 @@ from typing import Callable
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .status import Status
 from . import __version__, plan, stats, system
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
 from .errors import UsageError, UserError
-from .kat import run_kat
+from .pipeline import Built, CellPipeline, Final, Stages, make_backend
 from .measure import CellSamples, Measurer
 from .plan import Cell, unavailable_reason
 from .quantities import headline
@@ -240,8 +241,15 @@ class CellSearch:
                 "candidates": [e.json() for e in self.entries]}
 
 
-def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, builder: Builder,
-                measurer: Measurer, say: Callable[[str], None] = print) -> CellSearch:
+def _results(b: Built | Final) -> list:
+    built = b.built if isinstance(b, Final) else b
+    return list(built.results.values()) if built else []
+
+
+def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipeline: CellPipeline,
+                measurer: Measurer, say: Callable[[str], None] = print, jobs: int = 1) -> CellSearch:
+    """The candidates of one cell built and gated by the one cell pipeline (only distinct binaries are gated),
+    then raced."""
     t0 = time.monotonic()
     profile = lab.profile("quick")
     entries = [Entry(c) for c in cands]
@@ -251,38 +259,31 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
         for e in entries:
             e.reason = why
         return CellSearch(impl, target, entries, race, 0, time.monotonic() - t0)
-    plans = [(builder.plan(impl, c.toolchain, target, prog), target) for c in cands for prog in ("timing", "kat")]
-    res = builder.build(plans)
+    with ThreadPoolExecutor(jobs) as pool:  # the builds of every candidate, in parallel
+        builds = list(pool.map(pipeline.build, cells))
     by_digest: dict[str, Entry] = {}
     gated: list[tuple[Entry, Cell]] = []
-    todo: list[tuple] = []
-    for i, (e, cell) in enumerate(zip(entries, cells)):
-        timing, kat = res[2 * i], res[2 * i + 1]
-        bad = next((r for r in (timing, kat) if not r.ok), None)
-        if bad is not None:
-            e.reason = f"compiler {bad.missing} not found" if bad.missing else f"build failed: {bad.failure}"
+    todo: list[tuple[Entry, Built]] = []
+    for e, b in zip(entries, builds):
+        if isinstance(b, Final):
+            e.reason = b.reason if b.status == Status.UNAVAILABLE else f"build failed: {b.reason}"
             continue
-        e.digest = binary_digest(timing.program)
+        e.digest = binary_digest(b.program("timing"))
         if e.digest in by_digest:
             first = by_digest[e.digest].candidate
             e.status, e.same_binary_as = "identical", first.flags
             e.reason = f"the same binary as '{first.label}'"
             continue
         by_digest[e.digest] = e
-        todo.append((e, cell, timing, kat))
-
-    def gate(item) -> tuple:
-        e, cell, timing, kat = item
-        return item, run_kat(builder.backend, kat.program, impl, target, profile.timeout_seconds, env=dict(impl.env))
-
-    with ThreadPoolExecutor(builder.jobs) as pool:  # the known-answer gates of the distinct binaries, in parallel
-        for (e, cell, timing, _), v in pool.map(gate, todo):
-            if not v.ok:
+        todo.append((e, b))
+    with ThreadPoolExecutor(jobs) as pool:  # the known-answer gates of the distinct binaries, in parallel
+        for (e, b), v in zip(todo, pool.map(pipeline.gate, [b for _, b in todo])):
+            if isinstance(v, Final):
                 e.reason = f"{v.status}: {v.reason}"
                 continue
             e.status = "racing"
-            e.samples = CellSamples(cell, timing.program, timing.program, timing_only=True)
-            gated.append((e, cell))
+            e.samples = CellSamples(b.cell, b.program("timing"), b.program("timing"), timing_only=True)
+            gated.append((e, b.cell))
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
         f"{len(gated)} pass their known answers; racing")
     race.run([e for e, _ in gated], measurer,
@@ -290,7 +291,8 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
     for e in entries:
         if e.status == "racing":  # the race ended before a decision (no processes)
             e.status = "unavailable"
-    return CellSearch(impl, target, entries, race, sum(not r.cached for r in res), time.monotonic() - t0)
+    built = sum(not r.cached for b in builds for r in _results(b))
+    return CellSearch(impl, target, entries, race, built, time.monotonic() - t0)
 
 
 # ----------------------------------------------------------------- the command
@@ -299,7 +301,6 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
            write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
            min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, say=print) -> list[CellSearch]:
     from .results import new_run_id
-    from .run import make_backend
 
     if quantity not in QUANTITIES:
         raise UsageError(f"option --quantity: '{quantity}' is not one of {', '.join(QUANTITIES)}")
@@ -323,7 +324,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
     out: list[CellSearch] = []
     try:
         backend.prepare(tgts, inputs=sorted({f for i in impls for f in i.vector_files}))
-        builder = Builder(lab.root, build_dir, backend, jobs=os.cpu_count() or 1)
+        pipeline = CellPipeline(backend, Builder(lab.root, build_dir, backend), Stages(programs=("timing", "kat")))
         cpu = backend.pick_cpu("auto")
         run_id = new_run_id(f"flags-{Path(space_path).stem}")
         with backend.timing_lock(run_id, wait=True, say=say):
@@ -331,7 +332,8 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
             for t in tgts:
                 for impl in impls:
                     race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision)
-                    out.append(search_cell(lab, impl, t, cands, race, builder, measurer, say))
+                    out.append(search_cell(lab, impl, t, cands, race, pipeline, measurer, say,
+                                           os.cpu_count() or 1))
         run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu)
     finally:
         backend.close()
@@ -389,7 +391,7 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
            found: list[CellSearch], cpu) -> Path:
     """The search as a run: every measured candidate a cell (its toolchain is the candidate)."""
     from .results import RunWriter
-    from .run import Final, make_record
+    from .run import make_record
 
     measured = [(c, e) for c in found for e in c.entries if e.samples is not None and e.samples.timing]
     meta = {"machine_id": system.machine_id(), "machine": backend.machine_facts(),

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .status import Status
 from . import results, stats
 from .trends import compiler_of
 
@@ -62,7 +63,7 @@ def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame
     df = results.load(dirs, results_dir) if dirs else pd.DataFrame(columns=list(results.COLUMNS))
     if df.empty:
         return df
-    df = df[(df.status == "ok") & df.estimate.notna()]
+    df = df[(df.status == Status.OK) & df.estimate.notna()]
     for k, v in where.items():
         if v:
             df = df[df[k].isin(v if isinstance(v, (list, tuple)) else [v])]

@@ -22,6 +22,7 @@ from pathlib import Path
 from .backends import Backend, Completed, Icount
 from .config import Target
 from .elf import MarkerError, marker_addresses
+from .protocol import CyclesRecord
 
 COUNTER_NAME, COUNTER_UNIT = "qemu-insn-region", "guest_insns"
 
@@ -67,7 +68,7 @@ def unavailable_reason(c: Completed) -> str | None:
     return None
 
 
-def fill_deltas(records: list[dict], counts: list[int]) -> list[dict]:
+def fill_deltas(ops: list[CyclesRecord], counts: list[int]) -> list[CyclesRecord]:
     """The ``cycles`` records with their zero deltas replaced by the plugin's counts.
 
     ``cycles`` opens one region before its first record (the counter rate, timed by the clock and so not
@@ -75,24 +76,18 @@ def fill_deltas(records: list[dict], counts: list[int]) -> list[dict]:
     program takes its samples round by round (round r: sample r of every operation that has one, in the
     order it prints them), so the counts are dealt out in that order.  Any other mismatch is an error.
     """
-    ops = [r for r in records if r.get("type") == "cycles"]
-    need = sum(len(r["deltas"]) for r in ops)
+    need = sum(len(r.deltas) for r in ops)
     extra = len(counts) - need
     if extra not in (0, 1):
         raise IcountError(f"{len(counts)} marked regions for {need} deltas: the counts cannot be paired")
     it = iter(counts[extra:])
     dealt: list[list[int]] = [[] for _ in ops]
-    for rnd in range(max((len(r["deltas"]) for r in ops), default=0)):
+    for rnd in range(max((len(r.deltas) for r in ops), default=0)):
         for i, r in enumerate(ops):
-            if rnd < len(r["deltas"]):
+            if rnd < len(r.deltas):
                 dealt[i].append(next(it))
-    filled = iter(dealt)
-    out = []
-    for r in records:
-        if r.get("type") == "cycles":
-            r = {**r, "deltas": next(filled), "counter": COUNTER_NAME, "unit": COUNTER_UNIT}
-        out.append(r)
-    return out
+    return [r.model_copy(update={"deltas": d, "counter": COUNTER_NAME, "unit": COUNTER_UNIT})
+            for r, d in zip(ops, dealt)]
 
 
 __all__ = ["count", "fill_deltas", "unavailable_reason", "IcountError", "COUNTER_NAME", "COUNTER_UNIT"]

@@ -18,13 +18,10 @@ from pathlib import Path
 from typing import Sequence
 
 from .backends import Backend, Completed
+from . import protocol
 from .config import Impl, Target
-
-# Statuses a cell can end with, in the order a report lists them.
-STATUSES = ("ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
-            "measure_failed", "unreachable")
-FAILED = frozenset(STATUSES) - {"ok", "unavailable"}
-
+from .protocol import KatChecksum, KatFail, KatSummary
+from .status import Status
 
 _ALLOCATORS = ("malloc", "calloc", "realloc", "free", "operator new", "operator delete", "aligned_alloc",
                "posix_memalign", "strdup", "__interceptor_", "__asan_", "__ubsan_")
@@ -47,28 +44,27 @@ def sanitizer_finding(stderr: str) -> str | None:
 
 @dataclass
 class KatOutput:
-    """What one run of the kat program printed."""
+    """What one run of the kat program printed (its records validated by lab.protocol)."""
 
     unavailable: bool = False  # the implementation reported itself unusable on this CPU (exit 3)
-    summary: dict | None = None  # the kat_summary record; None when the program died before it
-    fails: list[dict] = field(default_factory=list)  # kat_fail records
-    checksums: dict[int, str] = field(default_factory=dict)  # key bits -> checksum of the key-setup/encryption chain
-    roundtrip_ok: bool = True  # every checksum chain decrypted back to its start
-    error: str | None = None  # why there is no summary (the program's error record, or how it died)
+    summary: KatSummary | None = None  # None when the program died before it (or printed an unreadable record)
+    fails: list[KatFail] = field(default_factory=list)
+    checksums: list[KatChecksum] = field(default_factory=list)  # per key size: the key-setup/encryption chain
+    error: str | None = None  # why there is no summary (the program's error record, a bad record, how it died)
 
 
 def read_kat(c: Completed) -> KatOutput:
-    lines = c.json_lines()
-    out = KatOutput(unavailable=c.returncode == 3 and any(x.get("type") == "unavailable" for x in lines))
-    out.summary = next((x for x in lines if x.get("type") == "kat_summary"), None)
-    out.fails = [x for x in lines if x.get("type") == "kat_fail"]
-    sums = [x for x in lines if x.get("type") == "kat_checksum"]
-    out.checksums = {int(x["key_bits"]): x["checksum"] for x in sums}
-    out.roundtrip_ok = all(x.get("roundtrip_ok", True) for x in sums)
+    try:
+        records = protocol.read(c, "kat")
+    except protocol.ProtocolError as e:
+        return KatOutput(error=str(e))
+    out = KatOutput(unavailable=c.returncode == 3 and bool(protocol.of(records, protocol.UnavailableRecord)))
+    out.summary = next(iter(protocol.of(records, KatSummary)), None)
+    out.fails = protocol.of(records, KatFail)
+    out.checksums = protocol.of(records, KatChecksum)
     if out.summary is None and not out.unavailable:
-        err = next((x for x in lines if x.get("type") == "error"), None)
-        out.error = (err["message"] + (f" ({err['detail']})" if err.get("detail") else "")) if err \
-            else c.describe_failure()
+        err = next(iter(protocol.of(records, protocol.ErrorRecord)), None)
+        out.error = err.line() if err else c.describe_failure()
     return out
 
 
@@ -89,10 +85,10 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
     def line(self) -> str:
-        if self.status == "ok":
+        if self.status == Status.OK:
             s = f"{self.passed} of {self.records} records passed"
             return s + (f" ({self.skipped_key_size} skipped: key size not supported)" if self.skipped_key_size else "")
         return f"{self.status}: {self.reason}"
@@ -100,53 +96,53 @@ class Verdict:
 
 def verdict(runs: list[tuple[Path, Completed]], expected_checksums: dict[int, str] | None = None) -> Verdict:
     """The one judgement of known-answer runs (one per vectors file) of one build."""
-    v = Verdict("ok", None)
+    v = Verdict(Status.OK, None)
     if not runs:
-        return Verdict("kat_failed", "no known-answer vectors: cannot verify, so not measured")
+        return Verdict(Status.KAT_FAILED, "no known-answer vectors: cannot verify, so not measured")
     for path, c in runs:
         if c.unreachable:
-            return Verdict("unreachable", f"kat on {path.name}: {c.describe_failure()}")
+            return Verdict(Status.UNREACHABLE, f"kat on {path.name}: {c.describe_failure()}")
         found = sanitizer_finding(c.stderr)
         if found:  # a finding of the build's sanitizer, not a wrong answer (its records may all have passed)
-            return Verdict("sanitizer", f"kat on {path.name}: {found}")
+            return Verdict(Status.SANITIZER, f"kat on {path.name}: {found}")
         out = read_kat(c)
         if out.unavailable:
-            return Verdict("unavailable", "implementation reports itself unavailable on this CPU")
+            return Verdict(Status.UNAVAILABLE, "implementation reports itself unavailable on this CPU")
         v.files.append(path.name)
-        v.fails += [{**f, "file": path.name} for f in out.fails[:10]]  # each failure names its own file
-        v.checksums.update(out.checksums)
-        v.roundtrip_ok &= out.roundtrip_ok
+        v.fails += [{**f.model_dump(exclude_none=True), "file": path.name} for f in out.fails[:10]]  # names its file
+        v.checksums.update({x.key_bits: x.checksum for x in out.checksums})
+        v.roundtrip_ok &= all(x.roundtrip_ok for x in out.checksums)
         if out.summary is None:
-            v.status = "crashed" if c.crashed else ("timeout" if c.timed_out else "kat_failed")
+            v.status = Status.CRASHED if c.crashed else (Status.TIMEOUT if c.timed_out else Status.KAT_FAILED)
             v.reason = f"kat on {path.name}: {out.error}"
             return v
         s = out.summary
-        v.facts = {k: s[k] for k in ("block_bytes", "ks_bytes", "table_bytes", "key_bits")}
-        v.records += s["records"]
-        v.passed += s["passed"]
-        v.failed += s["failed"]
-        v.multiblock_failed += s["multiblock_failed"]
-        v.skipped_key_size += s["skipped_key_size"]
+        v.facts = s.facts()
+        v.records += s.records
+        v.passed += s.passed
+        v.failed += s.failed
+        v.multiblock_failed += s.multiblock_failed
+        v.skipped_key_size += s.skipped_key_size
     records_failed = v.failed - v.multiblock_failed
     if records_failed:
         first = next((f for f in v.fails if f.get("line")), None)
         where = f" (first: line {first['line']} of {first['file']}, {first.get('direction')}, " \
                 f"{first.get('key_bits')}-bit key)" if first else ""
-        v.status, v.reason = "kat_failed", f"{records_failed} of {v.records} known-answer records failed{where}"
+        v.status, v.reason = Status.KAT_FAILED, f"{records_failed} of {v.records} known-answer records failed{where}"
     elif v.multiblock_failed:
         first = next((f for f in v.fails if not f.get("line")), None)
-        v.status = "kat_failed"
+        v.status = Status.KAT_FAILED
         v.reason = "every record passed, but the n-block check failed" + (f": {first['reason']}" if first else "")
     elif not v.roundtrip_ok:
-        v.status, v.reason = "kat_failed", "decrypt(encrypt(x)) != x on the checksum chain"
+        v.status, v.reason = Status.KAT_FAILED, "decrypt(encrypt(x)) != x on the checksum chain"
     elif not v.passed:
-        v.status, v.reason = "kat_failed", "no known-answer record applied to this implementation"
+        v.status, v.reason = Status.KAT_FAILED, "no known-answer record applied to this implementation"
     else:
         bad = {k: (want, v.checksums.get(k)) for k, want in (expected_checksums or {}).items()
                if v.checksums.get(k) not in (None, want)}
         if bad:
             k, (want, got) = next(iter(bad.items()))
-            v.status = "checksum_differs"
+            v.status = Status.CHECKSUM_DIFFERS
             v.reason = f"checksum differs for {k}-bit keys: {got[:16]}... where cipher.yaml has {want[:16]}..."
     return v
 
@@ -172,15 +168,16 @@ def vote(builds: Sequence[tuple[str, bool, Verdict]]) -> None:
             top = max(c.values())
             if c[cs] < top or list(c.values()).count(top) > 1:  # in a minority, or there is no majority
                 others = ", ".join(f"{x[:12]}... ({n} builds)" for x, n in c.most_common() if x != cs)
-                v.status = "checksum_differs"
+                v.status = Status.CHECKSUM_DIFFERS
                 v.reason = f"checksum differs for {k}-bit keys: {cs[:12]}... where other builds of {cipher} give " \
                            f"{others}"
                 break
 
 
 def run_kat(backend: Backend, program: Path, impl: Impl, target: Target, timeout: float,
-            files: list[Path] | None = None, env: dict | None = None) -> Verdict:
-    """Runs the kat program of a build on the implementation's vectors files (or `files`) and judges it."""
+            files: list[Path] | None = None, env: dict | None = None, checksums: bool = True) -> Verdict:
+    """Runs the kat program of a build on the implementation's vectors files (or `files`) and judges it (against
+    the checksums stored in cipher.yaml unless `checksums` is False: ``lab checksums`` computes them)."""
     files = list(files) if files is not None else list(impl.vector_files)
     runs = []
     for f in files:
@@ -189,4 +186,4 @@ def run_kat(backend: Backend, program: Path, impl: Impl, target: Target, timeout
         runs.append((Path(f), c))
         if read_kat(c).summary is None:
             break  # a crash or a missing file: the next file would not tell more
-    return verdict(runs, dict(impl.checksums))
+    return verdict(runs, dict(impl.checksums) if checksums else None)

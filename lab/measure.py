@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import system
+from .status import Status
+from . import protocol, system
 from .backends import Backend, Completed
 from .plan import Cell
 from .quantities import Quantity, cycle_quantities, headline, timing_quantities
@@ -49,54 +50,44 @@ def cycles_args(cell: Cell, *, icount: bool = False) -> list[str]:
 
 
 # ----------------------------------------------------------- reading output
+def _records(c: Completed, program: str) -> list:
+    try:
+        return protocol.read(c, program)
+    except protocol.ProtocolError as e:
+        raise OutputError(str(e)) from None
+
+
 def parse_timing(c: Completed, cell: Cell) -> dict:
     """{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample", "ns"}}} from one timing process."""
-    recs = [r for r in c.json_lines() if r.get("type") == "timing"]
-    out = {}
-    try:
-        for r in recs:
-            out[int(r["key_size"])] = {op: {"per_sample": int(r[op]["per_sample"]), "ns": [int(x) for x in r[op]["ns"]]}
-                                       for op in ("encrypt", "decrypt", "key_setup")}
-    except (KeyError, TypeError, ValueError) as e:
-        raise OutputError(f"timing: unreadable record ({type(e).__name__}: {e})") from None
+    out = {r.key_size: r.ops() for r in protocol.of(_records(c, "timing"), protocol.TimingRecord)}
     missing = [k for k in cell.key_sizes if k not in out]
     if missing:
         raise OutputError(f"timing: no samples for {missing[0]}-bit keys in its output"
                           + (f" ({c.stdout.strip()[:120]!r})" if c.stdout.strip() else " (it printed nothing)"))
-    if any(not ops[op]["ns"] or ops[op]["per_sample"] <= 0 for ops in out.values() for op in ops):
-        raise OutputError("timing: a quantity without samples")
     return out
 
 
 def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
-    """(ticks per second, [op records]) from one cycles process."""
-    lines = c.json_lines()
-    counter = next((r for r in lines if r.get("type") == "counter"), None)
-    ops = []
-    try:
-        for r in lines:
-            if r.get("type") == "cycles":
-                ops.append({"key_size": int(r["key_size"]), "op": str(r["op"]), "n": int(r["n"]),
-                            "calls": int(r.get("calls", 1)), "counter": str(r["counter"]), "unit": str(r["unit"]),
-                            "deltas": [int(x) for x in r["deltas"]]})
-    except (KeyError, TypeError, ValueError) as e:
-        raise OutputError(f"cycles: unreadable record ({type(e).__name__}: {e})") from None
+    """(ticks per second, [op records in the stored form]) from one cycles process."""
+    records = _records(c, "cycles")
+    counter = next(iter(protocol.of(records, protocol.CounterRecord)), None)
+    ops = [r.op_record() for r in protocol.of(records, protocol.CyclesRecord)]
     want = 4 + 2 * len(cell.profile.cycles.sizes)
     if len(ops) != want * len(cell.cycle_key_sizes) or any(not o["deltas"] for o in ops):
         raise OutputError(f"cycles: {len(ops)} operation records where {want * len(cell.cycle_key_sizes)} were due"
                           + (f" ({c.stdout.strip()[:120]!r})" if not ops and c.stdout.strip() else ""))
-    tps = counter.get("ticks_per_second") if counter else None
+    tps = counter.ticks_per_second if counter else None
     return (float(tps) if tps else None), ops
 
 
 def failure_status(c: Completed) -> str:
     if c.unreachable:
-        return "unreachable"
+        return Status.UNREACHABLE
     if c.timed_out:
-        return "timeout"
+        return Status.TIMEOUT
     if c.crashed:
-        return "crashed"
-    return "measure_failed"
+        return Status.CRASHED
+    return Status.MEASURE_FAILED
 
 
 # ------------------------------------------------------------ one cell's data
@@ -199,7 +190,7 @@ class Measurer:
         try:
             timing = parse_timing(c, cell)
         except OutputError as e:
-            cs.failure = ("measure_failed", str(e))
+            cs.failure = (Status.MEASURE_FAILED, str(e))
             return
         if not cs.counts_cycles:
             cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
@@ -211,7 +202,7 @@ class Measurer:
         try:
             tps, ops = parse_cycles(d, cell)
         except OutputError as e:
-            cs.failure = ("measure_failed", str(e))
+            cs.failure = (Status.MEASURE_FAILED, str(e))
             return
         cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
         cs.cycles.append({"started": d.started, "seconds": round(d.seconds, 4), "ticks_per_second": tps, "ops": ops})

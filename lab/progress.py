@@ -12,6 +12,8 @@ import sys
 import time
 from typing import TextIO
 
+from .status import Status
+
 
 class Progress:
     def __init__(self, total: int, mode: str = "lines", out: TextIO | None = None, done: int = 0):
@@ -46,15 +48,15 @@ class Progress:
 
     def cell_done(self, cell_id: str, status: str, reason: str | None, seconds: float) -> None:
         self.done += 1
-        if status not in ("ok", "unavailable"):
+        if status not in (Status.OK, Status.UNAVAILABLE):
             self.red += 1
         if self._live is not None:
             self._live.update(self._task, completed=self.done, red=self.red)
-            if status not in ("ok", "unavailable"):
+            if status not in (Status.OK, Status.UNAVAILABLE):
                 self._live.console.print(f"[red]{status}[/red] {cell_id}: {reason}")
         elif self.mode == "lines":
             width = len(str(self.total))
-            why = f": {reason}" if reason and status != "ok" else ""
+            why = f": {reason}" if reason and status != Status.OK else ""
             self._print(f"[{self.done:>{width}}/{self.total}] {status:<14} {cell_id} ({seconds:.1f} s){why}")
 
     def _print(self, line: str) -> None:

@@ -32,14 +32,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import stats
 from .errors import RunError, UserError
-from .kat import STATUSES
+from .ct import CtVerdict
+from .status import STATUSES, Status
 from .quantities import Quantity, cycle_quantities, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
-Status = Literal["ok", "unavailable", "build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed",
-                 "timeout", "measure_failed", "unreachable"]
-assert set(Status.__args__) == set(STATUSES)  # type: ignore[attr-defined]
 
 
 class Model(BaseModel):
@@ -177,6 +175,7 @@ class CellRecord(Model):
     measurement: Measurement | None = None
     icount: IcountInfo | None = None
     icount_note: str | None = None
+    ct: CtVerdict | None = None  # the constant-time checks (lab/ct.py), when the run asked for them
     language: Literal["c", "c++", "java"] = "c"  # optional: records written before Java cells are C
     java: JavaInfo | None = None
 
@@ -228,6 +227,10 @@ COLUMNS = {
     "target": "target name (targets/<name>.yaml)",
     "emulated": "True when the binary ran under an emulator (never ranked with hardware)",
     "status": "cell status: " + ", ".join(STATUSES),
+    "ct_trace": "constant-time trace check: clean, leak, unavailable (None: not checked)",
+    "ct_divergence": "for a leak: the first divergence (branch or memory, function, file:line)",
+    "ct_dudect_t": "dudect's largest |t| on this machine's CPU (None: not run)",
+    "ct_dudect": "dudect's verdict: clean, leak (|t| > 4.5), unavailable",
     "metric": "what was measured (see METRICS)",
     "key_size": "key size in bits (NaN for per-implementation facts)",
     "n_blocks": "blocks per call for per-block cycle metrics (NaN otherwise)",
@@ -571,7 +574,17 @@ def _base(meta: RunMeta, c: CellRecord) -> dict:
         "profile": meta.profile.get("name"), "host": meta.machine.get("hostname"),
         "cpu_model": meta.machine.get("cpu_model"), "started": meta.started,
         "revision": (meta.git.get("revision") or "") + ("+" if meta.git.get("dirty") else ""),
+        **ct_columns(c.ct),
     }
+
+
+def ct_columns(v: CtVerdict | None) -> dict:
+    """The constant-time verdict of a cell as the columns of its rows."""
+    if v is None:
+        return {"ct_trace": None, "ct_divergence": None, "ct_dudect_t": None, "ct_dudect": None}
+    d, dud = v.first_divergence, v.dudect
+    return {"ct_trace": v.verdict, "ct_divergence": d.line() if d else (v.reason or None),
+            "ct_dudect_t": dud.t if dud and dud.ops else None, "ct_dudect": dud.verdict if dud else None}
 
 
 def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
@@ -722,5 +735,6 @@ def load_cells(runs=None, results_dir: Path | str = "results") -> pd.DataFrame:
                          "kat_failed": c.kat.failed if c.kat else None,
                          "kat_records": c.kat.records if c.kat else None, "seconds": c.seconds,
                          "processes": len(m.timing) if m else None, "stopped": m.stopped if m else None,
-                         "icount_note": c.icount_note})
+                         "icount_note": c.icount_note, "constant_time": c.impl.get("constant_time"),
+                         **ct_columns(c.ct)})
     return with_rows(pd.DataFrame(rows))

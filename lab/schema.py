@@ -228,6 +228,8 @@ class Profile(Strict):
         default_factory=dict, description="Per-cipher changes, e.g. a larger budget for slow key schedules."
     )
     timeout_seconds: int = Field(600, gt=0, description="Limit for one program run of one cell.")
+    ct: bool = Field(False, description="Check every verified cell for constant time (the trace check under QEMU; "
+                                        "dudect on this machine's CPU), as --ct does.")
 
     def sampling_for(self, cipher: str) -> Sampling:
         o = self.per_cipher.get(cipher)

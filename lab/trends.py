@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .status import Status
 from . import stats
 
 TIMED = ("encrypt_speed", "decrypt_speed", "key_setup_speed")
@@ -81,7 +82,7 @@ class Step:
 def points(df: pd.DataFrame, metrics=TIMED, key_size: int = 128) -> pd.DataFrame:
     """The measured rows that belong to a version series, with family, version and series columns; only series
     with two versions or more."""
-    sel = df[df.metric.isin(list(metrics) + [EXACT[m] for m in metrics if m in EXACT]) & (df.status == "ok")
+    sel = df[df.metric.isin(list(metrics) + [EXACT[m] for m in metrics if m in EXACT]) & (df.status == Status.OK)
              & df.estimate.notna() & ((df.key_size == key_size) | df.key_size.isna())].copy()
     sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
     if sel.empty:

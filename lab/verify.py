@@ -9,16 +9,22 @@ machine: the container backend mounts its folder read-only.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from .status import Status
+from . import plan
 from .build import Builder
 from .buildplan import is_native
 from .config import Impl, Lab
 from .errors import UsageError
-from . import plan
-from .kat import Verdict, run_kat, vote
+from .kat import Verdict
+from .pipeline import CellPipeline, Final, Stages, make_backend
 from .plan import Cell, unavailable_reason
+
+# statuses of a gate that are a problem of the build or the machine, not a count of wrong answers
+PROBLEMS = (Status.UNAVAILABLE, Status.SANITIZER, Status.CRASHED, Status.TIMEOUT, Status.UNREACHABLE)
 
 
 @dataclass
@@ -97,8 +103,8 @@ def implementations(lab: Lab, cipher_name: str, impl: str | None) -> list[Impl]:
 def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = None, toolchain: str = "gcc-O3",
            target: str = "host", backend: str | None = None, build_dir: Path | None = None,
            engine: str = "auto") -> list[VerifyResult]:
-    from .run import make_backend
-
+    """Each selected implementation's cell through the one cell pipeline, as far as its gate: build the ``kat``
+    program, run it on `vectors`, judge it (the agreement between builds included)."""
     lab.cipher(cipher_name)  # an unknown name is an error with a did-you-mean, before anything is built
     vectors = Path(vectors).expanduser().resolve()
     if not vectors.is_file():
@@ -108,33 +114,24 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
     build_dir = Path(build_dir or lab.root / "build")
     chosen = backend or ("host" if is_native(tg) and not tg.image else "container")
     be = make_backend(lab, chosen, engine=engine, build_dir=build_dir, progress=lambda s: None)
-    out = []
+    profile = lab.profile("smoke") if "smoke" in lab.profiles else next(iter(lab.profiles.values()))
+    cells = [Cell(im, tc, tg, im.key_bits, profile) for im in impls]
+    cells = [dataclasses.replace(c, unavailable=unavailable_reason(c)) for c in cells]
+    out = {c.id: VerifyResult(c.impl.id, tc.name, tg.name) for c in cells}
     try:
         be.prepare([tg], inputs=[vectors])
-        builder = Builder(lab.root, build_dir, be)
-        for im in impls:
-            r = VerifyResult(im.id, tc.name, tg.name)
-            out.append(r)
-            cell = Cell(im, tc, tg, im.key_bits, lab.profile("smoke") if "smoke" in lab.profiles
-                        else next(iter(lab.profiles.values())))
-            why = unavailable_reason(cell)
-            if why:
-                r.problem = f"unavailable: {why}"
-                continue
-            b = builder.build_one(im, tc, tg, "kat")
-            if b.missing:
-                r.problem = f"unavailable: compiler {b.missing} not found (toolchain {tc.name})"
-                continue
-            if not b.ok:
-                r.problem = f"build failed: {b.failure}"
-                continue
-            v = run_kat(be, b.program, im, tg, timeout=1800, files=[vectors], env=dict(im.env))
-            r.verdict = v
-            if v.status in ("unavailable", "sanitizer", "crashed", "timeout") or \
-                    (v.status == "kat_failed" and not v.records):
-                r.problem = f"{v.status}: {v.reason}" if v.status != "unavailable" else "unavailable on this CPU"
+        pipeline = CellPipeline(be, Builder(lab.root, build_dir, be),
+                                Stages(programs=("kat",), vectors=(vectors,), kat_timeout=1800))
+        for c in cells:
+            if c.unavailable:
+                out[c.id].problem = f"unavailable: {c.unavailable}"
+        for item in pipeline.prepare_all([c for c in cells if not c.unavailable], jobs=1):
+            r = out[item.cell.id]
+            r.verdict = item.verdict
+            if isinstance(item, Final) and (item.verdict is None or item.status in PROBLEMS or
+                                            (item.status == Status.KAT_FAILED and not item.verdict.records)):
+                r.problem = "unavailable on this CPU" if item.verdict and item.status == Status.UNAVAILABLE else \
+                    f"{'unavailable' if item.status == 'unavailable' else item.status.replace('_', ' ')}: {item.reason}"
     finally:
         be.close()
-    # the same judgement as a run's: builds of a cipher without a stored checksum must agree with each other
-    vote([(im.cipher, bool(im.checksums), r.verdict) for im, r in zip(impls, out) if r.verdict and not r.problem])
-    return out
+    return list(out.values())

@@ -7,6 +7,7 @@ data files themselves (the folders, the YAML, the README), not from the lab's ow
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lab import results
+from lab import cli, results
+from lab.errors import UsageError
 from lab.report import errors_in
 
 from .conftest import FIXTURE_CIPHERS, ROOT
@@ -240,3 +242,29 @@ def test_checksums_prints_the_stored_checksum_of_every_cipher():
     for name, y in files.items():
         want = ", ".join(f"{k}: {s[:16]}..." for k, s in sorted(y["checksums"].items()))
         assert printed[name] == want, name
+
+
+def test_the_run_options_are_one_table_the_request_is_built_and_resumed_from():
+    """RunRequest's fields are the run command's options (argparse and invoke alike); run.json stores the typed
+    request, and --resume rebuilds it from there, taking only the scheduling options from the command line."""
+    from lab.cli import RUN_OPTS
+    from lab.request import RunRequest
+    from lab.run import stored_request
+
+    assert [o.name for o in RUN_OPTS][:len(RunRequest.model_fields)] == list(RunRequest.model_fields)
+    parsed = cli.parser().parse_args(["run", "--ciphers", "des,idea", "--jobs", "3", "--no-icount"])
+    values = {o.name: cli.convert(o, getattr(parsed, o.name)) for o in RUN_OPTS if o.name in RunRequest.model_fields}
+    req = RunRequest.from_options(**values)
+    assert (req.ciphers, req.jobs, req.icount, req.local) == (["des", "idea"], 3, False, True)
+    req = RunRequest.from_options(ciphers=["des"], timeout=8.0, icount=False, hosts=["h1"], local=False, jobs=3,
+                                  implementations="des/spbox,idea/ref", tag="x")
+    assert req.implementations == ["des/spbox", "idea/ref"]
+    stored = json.loads(json.dumps(req.stored()))  # as run.json holds it
+    again = RunRequest(resume="latest", jobs=1, results_dir=Path("/r")).resumed(stored_request({"request": stored}))
+    assert (again.ciphers, again.timeout, again.icount, again.hosts, again.local, again.tag) == \
+        (["des"], 8.0, False, ["h1"], False, "x")
+    assert (again.resume, again.jobs, again.results_dir) == ("latest", 1, Path("/r"))
+    old = stored_request({"icount": False, "hosts": None, "local": True, "timeout": 5})  # a run.json from before
+    assert (old.icount, old.timeout, old.hosts) == (False, 5, None)
+    with pytest.raises(UsageError, match=r"^option --jobs: needs a positive number$"):
+        RunRequest.from_options(jobs=0)

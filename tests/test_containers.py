@@ -16,6 +16,7 @@ import pytest
 
 from lab import icount, results
 from lab.build import Builder
+from lab import protocol
 from lab.icount import fill_deltas
 from lab.images import build_images
 from lab.report import build_report, errors_in
@@ -235,12 +236,12 @@ def _cycles_counts(fixture_lab, builder, backend, target: str, toolchain: str = 
 @pytest.mark.parametrize("target", ["sparc64", "x86_64"])
 def test_instruction_counts_repeat_exactly(fixture_lab, builder, backend, target):
     (first, counts1), (_second, counts2) = _cycles_counts(fixture_lab, builder, backend, target)
-    records = first.json_lines()
-    assert any(r.get("counter") == "qemu-insn-region" for r in records if r.get("type") == "counter")
-    filled = fill_deltas(records, counts1)
-    again = fill_deltas(_second.json_lines(), counts2)
-    ops = {(r["op"], r["n"]): r["deltas"] for r in filled if r.get("type") == "cycles"}
-    assert ops == {(r["op"], r["n"]): r["deltas"] for r in again if r.get("type") == "cycles"}, "not repeatable"
+    records = protocol.read(first, "icount")
+    assert [r.counter for r in protocol.of(records, protocol.CounterRecord)] == ["qemu-insn-region"]
+    filled = fill_deltas(protocol.of(records, protocol.CyclesRecord), counts1)
+    again = fill_deltas(protocol.of(protocol.read(_second, "icount"), protocol.CyclesRecord), counts2)
+    ops = {(r.op, r.n): r.deltas for r in filled}
+    assert ops == {(r.op, r.n): r.deltas for r in again}, "not repeatable"
     assert all(d > 0 for ds in ops.values() for d in ds)
     # the same call gives the same count every repetition, and the counts scale with the work
     for key in (("ekey", 1), ("encrypt", 16), ("decrypt", 16)):

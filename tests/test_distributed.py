@@ -98,7 +98,7 @@ HOST_TEST_BOUND = 300  # seconds for the whole test: run, cut, resume (31-92 s m
 
 
 CUTS = {  # where h2's link is cut: (the line of the run that triggers it, seconds after it)
-    "in-verify": (r"verify: \d+ cells on h2", 0.0),  # uploads and known-answer runs about to start
+    "in-prepare": (r"prepare \(build, verify, instruction counts\): \d+ cells on h2", 0.0),  # builds, uploads, gates
     "in-measure": (r"measure: \d+ cells on h2", 1.0),  # a measuring program running (or being shipped)
     "waiting-for-lock": ("waiting for the timing lock of host h2", 0.0),  # another run holds h2's timing lock
 }
@@ -108,8 +108,8 @@ CUTS = {  # where h2's link is cut: (the line of the run that triggers it, secon
 @pytest.mark.timeout(HOST_TEST_BOUND)
 @pytest.mark.parametrize("where", sorted(CUTS))
 def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_them(hosts, tmp_path, where):
-    """h2's link is cut as its verify stage starts, 1 s into its measuring, or while it waits for h2's timing
-    lock: its unfinished cells are recorded unreachable within CUT_FOUND_WITHIN seconds of the cut, the run
+    """h2's link is cut as its prepare stage (build, upload, known answers) starts, 1 s into its measuring, or
+    while it waits for h2's timing lock: its unfinished cells are recorded unreachable within CUT_FOUND_WITHIN seconds of the cut, the run
     finishes h1's cells, and --resume runs h2's once the link is back."""
     trigger, delay = CUTS[where]
     args = run_args(tmp_path, "--ciphers", "des,idea,rc6,3des", "--toolchains", "gcc-O3,clang-O3",

@@ -219,9 +219,14 @@ def _stderr_until(p: subprocess.Popen, text: str) -> str:
     return "".join(lines)
 
 
-def test_two_runs_at_once_never_time_each_other(tmp_path):
+@pytest.mark.parametrize("second", ["local", "dask"])
+def test_two_runs_at_once_never_time_each_other(tmp_path, second):
+    """A local run and a second run (local, or Dask: its measuring tasks take the same lock) started together:
+    no timing of one overlaps a timing of the other, and neither times while a third party holds the lock."""
     from lab.lock import timing_lock
 
+    if second == "dask":
+        pytest.importorskip("distributed", reason="the optional Dask extra: pip install -e '.[distributed]'")
     m = matrix(tmp_path, "ciphers: [des, idea, rc6]\ntoolchains: [gcc-O3]\nprofile: smoke\n")
     # the test holds the lock until both runs queue for it, so that they meet there whatever their speed (with
     # warm builds a smoke run measures in a fraction of a second: the second could arrive after the first ended)
@@ -229,14 +234,16 @@ def test_two_runs_at_once_never_time_each_other(tmp_path):
     try:
         with timing_lock("holder-test", ROOT, say=lambda s: None):
             a = start(tmp_path, *run_args(tmp_path, m, "--tag", "a"))
-            b = start(tmp_path, *run_args(tmp_path, m, "--tag", "b"))
+            b = start(tmp_path, *run_args(tmp_path, m, "--tag", "b", *(["--executor", "dask"] if second == "dask"
+                                                                       else [])))
             queued = {p: _stderr_until(p, "waiting for the timing lock") for p in (a, b)}
+            released = time.time()
     finally:
         del os.environ["CIPHERLAB_LOCK_DIR"]
     (_, ea), (_, eb) = a.communicate(timeout=600), b.communicate(timeout=600)
     ea, eb = queued[a] + ea, queued[b] + eb
     assert a.returncode == b.returncode == 0, ea + eb
-    assert "waiting for the timing lock: held by run" in ea + eb
+    assert "waiting for the timing lock: held by run" in queued[a] and "waiting for the timing lock" in queued[b]
     dirs = results.run_dirs(tmp_path / "results")
     assert len(dirs) == 2 and dirs[0].name != dirs[1].name  # ids never collide
 
@@ -245,8 +252,11 @@ def test_two_runs_at_once_never_time_each_other(tmp_path):
         return [(p.started, p.started + p.seconds) for c in cells for p in [*c.measurement.timing,
                                                                            *c.measurement.cycles]]
     sa, sb = spans(dirs[0]), spans(dirs[1])
-    first, second = (sa, sb) if max(e for _, e in sa) < max(e for _, e in sb) else (sb, sa)
-    assert max(e for _, e in first) <= min(s for s, _ in second)  # every timing of one before the other's
+    assert len(sa) == len(sb) == 3 * 2 * 2
+    assert min(s for s, _ in sa + sb) >= released - 0.5  # nobody timed while the test held the lock
+    for s1, e1 in sa:  # no timing of one run overlaps a timing of the other
+        for s2, e2 in sb:
+            assert e1 <= s2 or e2 <= s1, f"timings overlap: [{s1}, {e1}] and [{s2}, {e2}]"
 
 
 def test_no_wait_refuses_while_another_run_times(tmp_path):

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from lab import icount, kat, measure
+from lab import icount, kat, measure, protocol
 from lab.backends import Completed
 from lab.plan import Cell
+from lab.status import FAILED
 
 HEX64 = "b5c278915229b76074e8ca02ddbf8c5ae4efd569e87135fa6d021738d0243d2d"
 
@@ -25,19 +26,29 @@ def done(*records: dict, rc: int | None = 0, stderr: str = "", timed_out=False, 
                      unreachable=unreachable)
 
 
+# the facts every program prints about its implementation (c_src/harness/util.c cl_json_impl_fields)
+IMPL = {"impl": "des/spbox", "cipher": "des", "strategy": "spbox", "block_bytes": 8, "key_bits": [64],
+        "ks_bytes": 128, "table_bytes": 2944, "available": True}
+UNAVAILABLE = {"type": "unavailable", **IMPL, "available": False}
+
+
+def error(message: str, detail: str | None = None) -> dict:
+    return {"type": "error", "program": "kat", "message": message, **({"detail": detail} if detail else {})}
+
+
 def summary(records=10, passed=10, failed=0, skipped=0, **kw) -> dict:
-    return {"type": "kat_summary", "impl": "des/spbox", "block_bytes": 8, "key_bits": [64], "ks_bytes": 128,
-            "table_bytes": 2944, "records": records, "passed": passed, "failed": failed,
-            "skipped_key_size": skipped, "multiblock_failed": 0, **kw}
+    return {"type": "kat_summary", **IMPL, "file": "/v/a.kat", "records": records, "passed": passed,
+            "failed": failed, "skipped_key_size": skipped, "multiblock_failed": 0, **kw}
 
 
 def checksum(bits=64, value=HEX64, roundtrip=True) -> dict:
-    return {"type": "kat_checksum", "key_bits": bits, "checksum": value, "roundtrip_ok": roundtrip}
+    return {"type": "kat_checksum", "impl": "des/spbox", "key_bits": bits, "checksum": value,
+            "roundtrip_ok": roundtrip}
 
 
 def fail(line=8, direction="encrypt", bits=64, reason="ciphertext mismatch") -> dict:
-    return {"type": "kat_fail", "line": line, "key_bits": bits, "direction": direction, "reason": reason,
-            "expected": "80", "got": "81"}
+    return {"type": "kat_fail", "impl": "des/spbox", "line": line, "key_bits": bits, "mode": "ECB", "iter": 1,
+            "direction": direction, "reason": reason, "expected": "80", "got": "81"}
 
 
 A, B = Path("/v/a.kat"), Path("/v/b.kat")
@@ -47,23 +58,37 @@ A, B = Path("/v/a.kat"), Path("/v/b.kat")
 def test_read_kat_takes_every_kind_of_record():
     out = kat.read_kat(done({"type": "note"}, fail(), fail(9), checksum(64), checksum(128, "ab", False), summary(),
                             extra="not json\n[1, 2]\n{broken\n"))
-    assert out.summary == summary() and [f["line"] for f in out.fails] == [8, 9]
-    assert out.checksums == {64: HEX64, 128: "ab"} and out.roundtrip_ok is False
+    assert out.summary.model_dump() == summary() and [f.line for f in out.fails] == [8, 9]
+    assert [(x.key_bits, x.checksum, x.roundtrip_ok) for x in out.checksums] == [(64, HEX64, True), (128, "ab", False)]
     assert out.error is None and out.unavailable is False
-    assert kat.read_kat(done(checksum(64), checksum(128))).roundtrip_ok is True
-    assert kat.read_kat(done({"type": "kat_checksum", "key_bits": 64, "checksum": "x"})).roundtrip_ok is True
+
+
+def test_a_record_without_a_field_that_decides_correctness_is_an_error_naming_it():
+    """No silent defaults: a checksum without roundtrip_ok, a summary without its tally, a cycles record without
+    its calls are refused by the reader, naming the program, the record and the field."""
+    no_roundtrip = {k: v for k, v in checksum().items() if k != "roundtrip_ok"}
+    out = kat.read_kat(done(no_roundtrip, summary()))
+    assert out.summary is None and out.error == "kat: record 1 (kat_checksum) is unreadable: missing field 'roundtrip_ok'"
+    v = kat.verdict([(A, done(no_roundtrip, summary()))])
+    assert v.status == "kat_failed" and v.reason == "kat on a.kat: kat: record 1 (kat_checksum) is unreadable: missing field " \
+                                                    "'roundtrip_ok'"
+    no_tally = {k: v for k, v in summary().items() if k != "failed"}
+    assert kat.read_kat(done(no_tally)).error == "kat: record 1 (kat_summary) is unreadable: missing field 'failed'"
+    with pytest.raises(protocol.ProtocolError, match=r"^cycles: record 2 \(cycles\) is unreadable: missing field 'calls'$"):
+        protocol.read(done({"type": "counter", "counter": "c", "unit": "u", "ticks_per_second": 1},
+                           {k: v for k, v in cycles_op().items() if k != "calls"}), "cycles")
 
 
 def test_read_kat_says_why_there_is_no_summary():
-    err = kat.read_kat(done({"type": "error", "message": "cannot open vectors", "detail": "/v/a.kat"}, rc=2))
+    err = kat.read_kat(done(error("cannot open vectors", "/v/a.kat"), rc=2))
     assert err.summary is None and err.error == "cannot open vectors (/v/a.kat)"
-    assert kat.read_kat(done({"type": "error", "message": "bad option"}, rc=2)).error == "bad option"
+    assert kat.read_kat(done(error("bad option"), rc=2)).error == "bad option"
     assert kat.read_kat(done(rc=-11)).error == "crashed with SIGSEGV"
     assert kat.read_kat(done(rc=1, stderr="first\nlast words\n")).error == "exit status 1: last words"
     # unavailable: exit 3 *and* the program's own record; either alone is not
-    assert kat.read_kat(done({"type": "unavailable"}, rc=3)).unavailable is True
-    assert kat.read_kat(done({"type": "unavailable"}, rc=3)).error is None
-    assert kat.read_kat(done({"type": "unavailable"}, rc=0)).unavailable is False
+    assert kat.read_kat(done(UNAVAILABLE, rc=3)).unavailable is True
+    assert kat.read_kat(done(UNAVAILABLE, rc=3)).error is None
+    assert kat.read_kat(done(UNAVAILABLE, rc=0)).unavailable is False
     assert kat.read_kat(done(rc=3)).unavailable is False
 
 
@@ -85,8 +110,8 @@ def test_failed_records_name_the_first_one():
     assert len(v.fails) == 11 and v.fails[-1]["line"] == 3  # at most 10 kept per file
     assert v.line() == f"kat_failed: {v.reason}"
     # a failure the program reports without a line (the n-block check): its reason
-    nb = kat.verdict([(A, done({"type": "kat_fail", "line": 0, "reason": "n-block call differs from single-block "
-                                                                      "calls"}, summary(5, 5, 1, multiblock_failed=1)))])
+    nb = kat.verdict([(A, done(fail(0, reason="n-block call differs from single-block calls"),
+                               summary(5, 5, 1, multiblock_failed=1)))])
     assert nb.reason == "every record passed, but the n-block check failed: n-block call differs from single-block calls"
     assert (nb.failed, nb.multiblock_failed) == (1, 1)
     assert kat.verdict([(A, done(summary(5, 4, 1)))]).reason == "1 of 5 known-answer records failed"
@@ -117,13 +142,13 @@ def test_a_program_that_dies_or_is_unreachable_or_unavailable():
     assert crash.files == ["a.kat", "b.kat"] and crash.records == 10 and len(crash.fails) == 1
     hang = kat.verdict([(A, done(rc=None, timed_out=True, seconds=30.2))])
     assert (hang.status, hang.reason) == ("timeout", "kat on a.kat: timed out after 30 s")
-    err = kat.verdict([(A, done({"type": "error", "message": "no such implementation"}, rc=2))])
+    err = kat.verdict([(A, done(error("no such implementation"), rc=2))])
     assert (err.status, err.reason) == ("kat_failed", "kat on a.kat: no such implementation")
     gone = kat.verdict([(A, done(summary())), (B, done(rc=None, unreachable=True, stderr="host down"))])
     assert (gone.status, gone.reason) == ("unreachable", "kat on b.kat: host down")
-    off = kat.verdict([(A, done({"type": "unavailable"}, rc=3)), (B, done(summary()))])
+    off = kat.verdict([(A, done(UNAVAILABLE, rc=3)), (B, done(summary()))])
     assert (off.status, off.reason) == ("unavailable", "implementation reports itself unavailable on this CPU")
-    assert kat.FAILED == {"build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
+    assert FAILED == {"build_failed", "kat_failed", "checksum_differs", "sanitizer", "crashed", "timeout",
                           "measure_failed", "unreachable"}
 
 
@@ -143,7 +168,7 @@ SHIFT = ("/src/c_src/ciphers/x/ref.c:12:20: runtime error: left shift of 200 by 
 
 def test_a_sanitizer_finding_is_its_own_status_with_the_summary_and_the_first_frame_in_source():
     leak = kat.verdict([(A, done(summary(), checksum(), rc=1, stderr=OVERFLOW))])  # every record passed
-    assert leak.status == "sanitizer" and leak.status in kat.FAILED
+    assert leak.status == "sanitizer" and leak.status in FAILED
     assert leak.reason == ("kat on a.kat: AddressSanitizer: heap-buffer-overflow /src/c_src/ciphers/x/ref.c:40:5 in "
                            "set_key; first frame: set_key /src/c_src/ciphers/x/ref.c:40:5")
     ub = kat.verdict([(A, done(rc=1, stderr=SHIFT))])  # no frames: the summary alone
@@ -183,20 +208,18 @@ def test_run_kat_runs_every_file_and_stops_after_one_without_a_summary(lab):
 
 # ------------------------------------------------------------------ lab.icount
 def test_fill_deltas_deals_counts_round_by_round_to_every_operation():
-    recs = [{"type": "counter"}, {"type": "cycles", "op": "null", "deltas": [0, 0, 0]},
-            {"type": "cycles", "op": "ekey", "deltas": [0]}, {"type": "note"},
-            {"type": "cycles", "op": "encrypt", "deltas": [0, 0]}]
+    recs = [protocol.parse(cycles_op(op=op, deltas=d), "icount") for op, d in (("null", [0, 0, 0]), ("ekey", [0]),
+                                                                     ("encrypt", [0, 0]))]
     out = icount.fill_deltas(recs, [1, 10, 100, 2, 200, 3])
-    assert [r.get("deltas") for r in out] == [None, [1, 2, 3], [10], None, [100, 200]]
-    assert [r["type"] for r in out] == ["counter", "cycles", "cycles", "note", "cycles"]
-    assert all(r["counter"] == "qemu-insn-region" and r["unit"] == "guest_insns" for r in out if r["type"] == "cycles")
-    assert "counter" not in out[0] and recs[1]["deltas"] == [0, 0, 0]  # the input is not changed
+    assert [r.deltas for r in out] == [[1, 2, 3], [10], [100, 200]] and [r.op for r in out] == ["null", "ekey", "encrypt"]
+    assert all(r.counter == "qemu-insn-region" and r.unit == "guest_insns" for r in out)
+    assert recs[0].deltas == [0, 0, 0] and recs[0].counter == "marker"  # the input is not changed
     with pytest.raises(icount.IcountError, match=r"^4 marked regions for 6 deltas: the counts cannot be paired$"):
         icount.fill_deltas(recs, [1, 2, 3, 4])
     with pytest.raises(icount.IcountError, match="8 marked regions for 6 deltas"):
         icount.fill_deltas(recs, list(range(8)))
-    assert icount.fill_deltas([{"type": "counter"}], []) == [{"type": "counter"}]
-    assert icount.fill_deltas([{"type": "counter"}], [5]) == [{"type": "counter"}]  # only the calibration region
+    assert icount.fill_deltas([], []) == []
+    assert icount.fill_deltas([], [5]) == []  # only the calibration region
 
 
 def test_only_an_instruction_qemu_cannot_emulate_makes_counts_unavailable():
@@ -233,8 +256,8 @@ def test_program_arguments_come_from_the_profile(lab):
 
 
 def timing_record(ks=128, per=(1000, 1000, 100), ns=((5, 6), (7, 8), (9, 10))) -> dict:
-    return {"type": "timing", "key_size": ks, **{op: {"per_sample": p, "ns": list(n)}
-                                                 for op, p, n in zip(("encrypt", "decrypt", "key_setup"), per, ns)}}
+    return {"type": "timing", **IMPL, "key_size": ks, "samples": 2, "warmup": 1, "blocks_per_call": 1000,
+            **{op: {"per_sample": p, "ns": list(n)} for op, p, n in zip(("encrypt", "decrypt", "key_setup"), per, ns)}}
 
 
 def test_parse_timing_reads_every_key_size_and_refuses_what_it_cannot_read(lab):
@@ -255,25 +278,31 @@ def test_parse_timing_reads_every_key_size_and_refuses_what_it_cannot_read(lab):
     assert one[64]["encrypt"]["per_sample"] == 1
     broken = timing_record(64)
     del broken["decrypt"]
-    with pytest.raises(measure.OutputError, match=r"^timing: unreadable record \(KeyError: 'decrypt'\)$"):
+    with pytest.raises(measure.OutputError, match=r"^timing: record 1 \(timing\) is unreadable: missing field 'decrypt'$"):
         measure.parse_timing(done(broken), c)
-    with pytest.raises(measure.OutputError, match=r"unreadable record \(ValueError"):
+    with pytest.raises(measure.OutputError, match=r"^timing: record 1 \(timing\) is unreadable: .*integer.* 'encrypt.ns.0'$"):
         measure.parse_timing(done(timing_record(64, ns=(("x",), (1,), (1,)))), c)
-    with pytest.raises(measure.OutputError, match="^timing: a quantity without samples$"):
+    with pytest.raises(measure.OutputError, match=r"^timing: record 1 \(timing\) is unreadable: .*at least 1 item.* 'decrypt.ns'$"):
         measure.parse_timing(done(timing_record(64, ns=((1,), (), (1,)))), c)
-    with pytest.raises(measure.OutputError, match="^timing: a quantity without samples$"):
+    with pytest.raises(measure.OutputError, match=r"^timing: record 1 \(timing\) is unreadable: .*greater than 0.* "
+                                                  r"'key_setup.per_sample'$"):
         measure.parse_timing(done(timing_record(64, per=(1000, 1000, 0))), c)
     aes = cell(lab, "rijndael", "ttable")
     with pytest.raises(measure.OutputError, match="no samples for 192-bit keys"):
         measure.parse_timing(done(timing_record(128), timing_record(256)), aes)
 
 
+def cycles_op(ks=64, op="null", n=1, calls=1, counter="marker", unit="guest_insns", deltas=(0,)) -> dict:
+    return {"type": "cycles", "impl": "des/spbox", "key_size": ks, "op": op, "n": n, "calls": calls,
+            "counter": counter, "unit": unit, "deltas": list(deltas)}
+
+
 def cycles_records(c: Cell, calls=4, deltas=(30, 31)) -> list[dict]:
     ops = [("null", 1), ("ekey", 1), ("dkey", 1), ("init", 1)] + \
           [(op, n) for n in c.profile.cycles.sizes for op in ("encrypt", "decrypt")]
-    return [{"type": "counter", "name": "x86-tsc-lfence", "ticks_per_second": 2.5e9}] + \
-        [{"type": "cycles", "key_size": ks, "op": op, "n": n, "calls": calls, "counter": "x86-tsc-lfence",
-          "unit": "tsc_ticks", "deltas": list(deltas)} for ks in c.cycle_key_sizes for op, n in ops]
+    return [{"type": "counter", "counter": "x86-tsc-lfence", "unit": "tsc_ticks", "ticks_per_second": 2.5e9}] + \
+        [cycles_op(ks, op, n, calls, "x86-tsc-lfence", "tsc_ticks", deltas) for ks in c.cycle_key_sizes
+         for op, n in ops]
 
 
 def test_parse_cycles_reads_every_operation_and_counts_them(lab):
@@ -284,9 +313,6 @@ def test_parse_cycles_reads_every_operation_and_counts_them(lab):
     assert len(ops) == 4 + 2 * len(c.profile.cycles.sizes)
     assert ops[0] == {"key_size": 64, "op": "null", "n": 1, "calls": 4, "counter": "x86-tsc-lfence",
                       "unit": "tsc_ticks", "deltas": [30, 31]}
-    no_calls = [dict(r) for r in recs]
-    del no_calls[1]["calls"]
-    assert measure.parse_cycles(done(*no_calls), c)[1][0]["calls"] == 1  # one call per sample unless it says
     assert measure.parse_cycles(done(*recs[1:]), c)[0] is None  # no counter record: no rate
     zero = [{**recs[0], "ticks_per_second": 0}] + recs[1:]
     assert measure.parse_cycles(done(*zero), c)[0] is None
@@ -307,7 +333,7 @@ def test_parse_cycles_reads_every_operation_and_counts_them(lab):
     empty = recs[:-1] + [{**recs[-1], "deltas": []}]
     with pytest.raises(measure.OutputError, match="operation records where"):
         measure.parse_cycles(done(*empty), c)
-    with pytest.raises(measure.OutputError, match=r"^cycles: unreadable record \(KeyError: 'deltas'\)$"):
+    with pytest.raises(measure.OutputError, match=r"^cycles: record \d+ \(cycles\) is unreadable: missing field 'deltas'$"):
         measure.parse_cycles(done(*recs[:-1], {k: v for k, v in recs[-1].items() if k != "deltas"}), c)
 
 

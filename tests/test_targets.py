@@ -18,6 +18,7 @@ from lab.backends.container import CONTAINER_UID, grant_write_access
 from lab.config import ConfigError, Lab
 from lab.elf import MarkerError, elf_symbols, marker_addresses
 from lab.errors import UsageError
+from lab import protocol
 from lab.icount import IcountError, fill_deltas
 from lab.images import EngineError, context_files, debian_sources, detect_engine
 
@@ -215,18 +216,18 @@ def test_arm_thumb_bit_is_cleared(tmp_path):
 
 
 # ------------------------------------------------------------ pairing counts
-def _records() -> list[dict]:
-    return [{"type": "counter", "counter": "qemu-insn-region", "unit": "guest_insns", "ticks_per_second": 0},
-            {"type": "cycles", "op": "null", "n": 1, "deltas": [0, 0]},
-            {"type": "cycles", "op": "encrypt", "n": 16, "deltas": [0, 0, 0]}]
+def _records() -> list:
+    return [protocol.parse({"type": "cycles", "impl": "des/spbox", "key_size": 64, "op": op, "n": n, "calls": 1,
+                            "counter": "qemu-insn-region", "unit": "guest_insns", "deltas": d}, "icount")
+            for op, n, d in (("null", 1, [0, 0]), ("encrypt", 16, [0, 0, 0]))]
 
 
 def test_fill_deltas_drops_the_calibration_region_and_follows_the_rounds():
     # the program samples round by round: null 1, encrypt 1, null 2, encrypt 2, encrypt 3
     out = fill_deltas(_records(), [987654, 5, 700, 6, 701, 702])
-    assert [r.get("deltas") for r in out] == [None, [5, 6], [700, 701, 702]]
-    assert out[1]["counter"] == "qemu-insn-region" and out[2]["unit"] == "guest_insns"
-    assert fill_deltas(_records(), [5, 7, 5, 7, 7])[2]["deltas"] == [7, 7, 7]  # no calibration region
+    assert [r.deltas for r in out] == [[5, 6], [700, 701, 702]]
+    assert out[0].counter == "qemu-insn-region" and out[1].unit == "guest_insns"
+    assert fill_deltas(_records(), [5, 7, 5, 7, 7])[1].deltas == [7, 7, 7]  # no calibration region
     with pytest.raises(IcountError, match="cannot be paired"):
         fill_deltas(_records(), [1, 2, 3])
 

@@ -17,6 +17,17 @@
  * whether the inline op of an instruction runs before or after its callback.
  * Without begin/end the file gets one line: all instructions of the run.
  *
+ * mode=ct (constant-time check, lab/ct.py) adds, per region, a running hash of
+ * every executed instruction address (control flow) and one of every memory
+ * access (address, size, load or store); each line of FILE is then
+ *   INSNS CONTROL_HASH MEMORY_HASH ACCESSES   (hashes in hex)
+ * and each trace=N (N: a region's index from 0, in order of begin markers; the
+ * argument may repeat) writes region N's whole event stream to FILE.traceN:
+ * 16-byte records (uint64 address, uint64 tag; host byte order), tag 0 for an
+ * executed instruction, 1 for a load and 2 for a store, with log2 of the
+ * access size in bits 8-15.  Those need a callback per instruction and per
+ * access, far slower than the inline count, so only mode=ct registers them.
+ *
  * Guest instructions are a property of the program and its input, not of the
  * host, so the counts repeat exactly from run to run.  A single guest thread
  * is assumed (the cycles program has one); inline ops are not atomic.
@@ -42,6 +53,34 @@ static uint64_t *deltas;
 static size_t n_deltas, cap_deltas;
 static uint64_t unmatched_ends, reopened_begins;
 
+/* mode=ct */
+static int ct_mode;
+static uint64_t ctrl_hash, mem_hash, accesses;      /* of the open region */
+typedef struct { uint64_t ctrl, mem, accesses; } region_hashes;
+static region_hashes *hashes;                       /* one per closed region, beside deltas */
+#define MAX_TRACED 8
+static uint64_t traced[MAX_TRACED];
+static size_t n_traced;
+static uint64_t regions_opened;                     /* index of the next region */
+static FILE *trace_file;                            /* the open region's trace, when traced */
+
+/* One step of the running hashes: rotation moves high bits down, so no input bit stays confined. */
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v;
+    h = (h << 27) | (h >> 37);
+    return h * 0x9E3779B97F4A7C15ull;
+}
+
+static void trace_record(uint64_t address, uint64_t tag)
+{
+    uint64_t rec[2] = {address, tag};
+    if (fwrite(rec, sizeof rec, 1, trace_file) != 1) {
+        fprintf(stderr, "icount: cannot write the trace\n");
+        abort();
+    }
+}
+
 static void on_begin(unsigned int vcpu, void *udata)
 {
     (void)vcpu, (void)udata;
@@ -49,6 +88,44 @@ static void on_begin(unsigned int vcpu, void *udata)
         reopened_begins++;
     opened_at = executed;
     region_open = 1;
+    if (!ct_mode)
+        return;
+    ctrl_hash = mem_hash = accesses = 0;
+    if (trace_file)
+        fclose(trace_file), trace_file = NULL;
+    for (size_t i = 0; i < n_traced; i++)
+        if (traced[i] == regions_opened) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s.trace%" PRIu64, out_path, regions_opened);
+            if (!(trace_file = fopen(path, "wb"))) {
+                fprintf(stderr, "icount: cannot write %s\n", path);
+                abort();
+            }
+        }
+    regions_opened++;
+}
+
+static void on_insn(unsigned int vcpu, void *udata)
+{
+    (void)vcpu;
+    if (!region_open)
+        return;
+    uint64_t va = (uint64_t)(uintptr_t)udata;
+    ctrl_hash = mix(ctrl_hash, va);
+    if (trace_file)
+        trace_record(va, 0);
+}
+
+static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+    (void)vcpu, (void)udata;
+    if (!region_open)
+        return;
+    uint64_t tag = (qemu_plugin_mem_is_store(info) ? 2u : 1u) | (uint64_t)qemu_plugin_mem_size_shift(info) << 8;
+    mem_hash = mix(mix(mem_hash, vaddr), tag);
+    accesses++;
+    if (trace_file)
+        trace_record(vaddr, tag);
 }
 
 static void on_end(unsigned int vcpu, void *udata)
@@ -66,7 +143,17 @@ static void on_end(unsigned int vcpu, void *udata)
             fprintf(stderr, "icount: out of memory after %zu regions\n", n_deltas);
             abort();
         }
-        deltas = p, cap_deltas = cap;
+        region_hashes *h = ct_mode ? realloc(hashes, cap * sizeof *h) : NULL;
+        if (ct_mode && !h) {
+            fprintf(stderr, "icount: out of memory after %zu regions\n", n_deltas);
+            abort();
+        }
+        deltas = p, hashes = h, cap_deltas = cap;
+    }
+    if (ct_mode) {
+        hashes[n_deltas] = (region_hashes){ctrl_hash, mem_hash, accesses};
+        if (trace_file)
+            fclose(trace_file), trace_file = NULL;
     }
     deltas[n_deltas++] = executed - opened_at;
 }
@@ -81,6 +168,11 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         if (!have_markers)
             continue;
         uint64_t va = qemu_plugin_insn_vaddr(insn);
+        if (ct_mode) {  /* before the marker callbacks: a region's first event is its begin marker's entry */
+            void *udata = (void *)(uintptr_t)va;
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_insn, QEMU_PLUGIN_CB_NO_REGS, udata);
+            qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, udata);
+        }
         if (va == begin_vaddr)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_begin, QEMU_PLUGIN_CB_NO_REGS, NULL);
         else if (va == end_vaddr)
@@ -99,7 +191,11 @@ static void write_counts(qemu_plugin_id_t id, void *udata)
     if (!have_markers)              /* no markers: the whole run is the region */
         fprintf(f, "%" PRIu64 "\n", executed);
     for (size_t i = 0; i < n_deltas; i++)
-        fprintf(f, "%" PRIu64 "\n", deltas[i]);
+        if (ct_mode)
+            fprintf(f, "%" PRIu64 " %016" PRIx64 " %016" PRIx64 " %" PRIu64 "\n", deltas[i], hashes[i].ctrl,
+                    hashes[i].mem, hashes[i].accesses);
+        else
+            fprintf(f, "%" PRIu64 "\n", deltas[i]);
     if (f != stderr)
         fclose(f);
     if (unmatched_ends || reopened_begins || region_open)
@@ -107,6 +203,9 @@ static void write_counts(qemu_plugin_id_t id, void *udata)
                 " begin(s) without end%s\n", unmatched_ends, reopened_begins,
                 region_open ? ", region still open at exit" : "");
     free(deltas);
+    free(hashes);
+    if (trace_file)
+        fclose(trace_file);
 }
 
 static int parse_address(const char *arg, const char *key, uint64_t *out)
@@ -131,15 +230,33 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             seen_end = r;
         else if (strncmp(argv[i], "out=", 4) == 0 && argv[i][4])
             out_path = argv[i] + 4;
-        else
+        else if (strcmp(argv[i], "mode=ct") == 0)
+            ct_mode = 1;
+        else if (strcmp(argv[i], "mode=count") == 0)
+            ct_mode = 0;
+        else if (strncmp(argv[i], "trace=", 6) == 0 && n_traced < MAX_TRACED) {
+            char *end;
+            traced[n_traced++] = strtoull(argv[i] + 6, &end, 10);
+            if (*end || end == argv[i] + 6)
+                seen_begin = -1;
+        } else
             seen_begin = -1;
         if (seen_begin < 0 || seen_end < 0) {
-            fprintf(stderr, "icount: bad argument '%s' (use begin=0xADDR,end=0xADDR,out=FILE)\n", argv[i]);
+            fprintf(stderr, "icount: bad argument '%s' (use begin=0xADDR,end=0xADDR,out=FILE[,mode=ct][,trace=N])\n",
+                    argv[i]);
             return 1;
         }
     }
     if (seen_begin != seen_end || (seen_begin && begin_vaddr == end_vaddr)) {
         fprintf(stderr, "icount: give both begin= and end=, at different addresses\n");
+        return 1;
+    }
+    if (ct_mode && (!seen_begin || !out_path)) {
+        fprintf(stderr, "icount: mode=ct needs begin=, end= and out=\n");
+        return 1;
+    }
+    if (n_traced && !ct_mode) {
+        fprintf(stderr, "icount: trace= needs mode=ct\n");
         return 1;
     }
     have_markers = seen_begin;

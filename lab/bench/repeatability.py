@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from ..status import Status
 from .. import results
 from ..config import Lab
 from . import header, store
@@ -45,7 +46,7 @@ def _per_process(row, fn) -> float:
 def differences(a: pd.DataFrame, b: pd.DataFrame, value=lambda r: r.estimate) -> pd.DataFrame:
     """|b/a - 1| per common quantity, with its kind."""
     keys = ["cell", "metric", "key_size", "n_blocks"]
-    sel = lambda d: d[(d.status == "ok") & d.estimator.isin(["min", "median"]) & (d.metric != "null_overhead")]  # noqa: E731
+    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(["min", "median"]) & (d.metric != "null_overhead")]  # noqa: E731
     m = sel(a).merge(sel(b), on=keys, suffixes=("_a", "_b"))
     rows = []
     for _, r in m.iterrows():
@@ -75,7 +76,7 @@ def summary(d: pd.DataFrame) -> dict:
 def taus(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
     """Kendall's tau between the two runs' rankings of portable implementations by Enc128 per platform."""
     out = []
-    sel = lambda d: d[(d.metric == "encrypt_speed") & (d.status == "ok") & (d.impl_class == "portable")]  # noqa: E731
+    sel = lambda d: d[(d.metric == "encrypt_speed") & (d.status == Status.OK) & (d.impl_class == "portable")]  # noqa: E731
     from ..report.tables import at_key_size
 
     ea, eb = at_key_size(sel(a), 128), at_key_size(sel(b), 128)

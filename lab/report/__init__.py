@@ -20,6 +20,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
+from ..status import Status
 from .. import results
 from ..config import Lab
 from . import analysis, charts, drilldown, java, published, tables
@@ -122,7 +123,7 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 
 
 def _section_precision(df: pd.DataFrame) -> dict:
-    m = df[df.estimator.isin(["min", "median"]) & (df.metric != "null_overhead") & (df.status == "ok")]
+    m = df[df.estimator.isin(["min", "median"]) & (df.metric != "null_overhead") & (df.status == Status.OK)]
     missed = m[~m.precision_met.astype(bool)]
     return {"measured": int(len(m)), "missed": int(len(missed)),
             "cells": sorted(missed.cell.unique().tolist()),
@@ -215,7 +216,8 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         if avg is not None else {"error": f"needs the platform averages, which failed ({plat.get('error')})",
                                  "section": "top performers"}
     status_counts = all_cells.status.value_counts().to_dict() if not all_cells.empty else {}
-    failed = all_cells[all_cells.status != "ok"].sort_values("cell").to_dict("records") if not all_cells.empty else []
+    failed = all_cells[all_cells.status != Status.OK].sort_values("cell").to_dict("records") \
+        if not all_cells.empty else []
     headline = plat["platforms"][0]["fig"] if plat.get("platforms") else \
         (sections[0].get("bar_svg", "") if sections else "")
     planned = sum(len(m.cells_planned) for m in metas)
@@ -227,6 +229,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "columns": results.COLUMNS, "metrics": results.METRICS, "platforms": plat, "top": top,
         "compilers": _guard("compilers", _section_compilers, df),
         "correctness": _guard("correctness", analysis.correctness_matrix, cells),
+        "ct": _guard("constant time", analysis.ct_matrix, cells),
         "memory": _guard("memory", _section_memory, df),
         "reference": _guard("published", published.comparison, df, metas), "headline": headline,
         "instructions": _guard("instructions", tables.instructions_table, df),

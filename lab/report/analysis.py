@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..status import Status
 from .. import stats
 from .tables import RANKED, at_key_size, key_and_encryption_times, normalise
 
@@ -18,7 +19,7 @@ HEADLINE_KEY = 128
 def _at_key(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows of one metric of ok cells at the headline key size (or the cipher's smallest key when it has no
     such size), every class of implementation."""
-    return at_key_size(df[(df.metric == metric) & (df.status == "ok")].copy(), HEADLINE_KEY)
+    return at_key_size(df[(df.metric == metric) & (df.status == Status.OK)].copy(), HEADLINE_KEY)
 
 
 def _portable(df: pd.DataFrame) -> pd.DataFrame:
@@ -124,6 +125,30 @@ def correctness_matrix(cells: pd.DataFrame) -> dict:
         by = {(t, tc): (s, r) for t, tc, s, r in zip(g.target, g.toolchain, g.status, g.reason)}
         rows.append({"row": row, "cells": [by.get(col) for col in cols]})
     return {"columns": cols, "rows": rows}
+
+
+def ct_matrix(cells: pd.DataFrame) -> dict:
+    """implementation row x (target, toolchain) -> the constant-time verdicts of the cells that were checked:
+    (trace verdict, first divergence or reason, dudect |t|, dudect verdict); with the rows whose claim
+    (constant_time in cipher.yaml) a cell refutes, and those claimed not constant time that every check passed."""
+    if cells.empty or "ct_trace" not in cells or cells.ct_trace.isna().all():
+        return {"columns": [], "rows": [], "refuted": [], "raisable": []}
+    c = cells[cells.ct_trace.notna()]
+    cols = sorted({(t, tc) for t, tc in zip(c.target, c.toolchain)})
+    rows, refuted, raisable = [], [], []
+    for row, g in c.groupby("row"):
+        by = {(t, tc): (v, d, dt if pd.notna(dt) else None, dv)
+              for t, tc, v, d, dt, dv in zip(g.target, g.toolchain, g.ct_trace, g.ct_divergence, g.ct_dudect_t,
+                                             g.ct_dudect)}
+        raw = g.constant_time.iloc[0] if "constant_time" in g else None
+        claim = None if raw is None or pd.isna(raw) else bool(raw)  # numpy booleans are not `True`
+        leaks = (g.ct_trace == "leak") | (g.ct_dudect == "leak")
+        if claim is True and leaks.any():
+            refuted.append(row)
+        if claim is False and not leaks.any() and (g.ct_trace == "clean").all():
+            raisable.append(row)
+        rows.append({"row": row, "claim": claim, "cells": [by.get(col) for col in cols]})
+    return {"columns": cols, "rows": rows, "refuted": refuted, "raisable": raisable}
 
 
 def memory_table(df: pd.DataFrame) -> pd.DataFrame:

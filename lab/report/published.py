@@ -15,6 +15,7 @@ import math
 
 import pandas as pd
 
+from ..status import Status
 from . import analysis
 from .tables import RANKED, at_key_size
 
@@ -22,7 +23,7 @@ ROUND1_KEY = 128
 
 
 def _ours(df: pd.DataFrame, metric: str, **where) -> pd.DataFrame:
-    sel = df[(df.metric == metric) & (df.status == "ok") & (df.impl_class == RANKED) & df.round1.eq(True)
+    sel = df[(df.metric == metric) & (df.status == Status.OK) & (df.impl_class == RANKED) & df.round1.eq(True)
              & ~df.emulated.astype(bool)]
     for k, v in where.items():
         sel = sel[sel[k] == v]

@@ -13,6 +13,7 @@ import math
 
 import pandas as pd
 
+from ..status import Status
 from ..quantities import CYCLE_METRICS
 
 A1_KEYS = (128, 192, 256)
@@ -134,7 +135,7 @@ def a1_table(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str)
 def _vectorised(df: pd.DataFrame, toolchain: str, target: str, prefix: str) -> dict[str, float]:
     """Cells whose Encrypt-128 costs per block much less than Encrypt-1, and less than the same implementation
     built by another toolchain does (so the compiler, not the code, did it): {cell: per-block ratio}."""
-    e = df[(df.target == target) & (df.metric == prefix + "encrypt_per_block") & (df.status == "ok")]
+    e = df[(df.target == target) & (df.metric == prefix + "encrypt_per_block") & (df.status == Status.OK)]
     if e.empty:
         return {}
     p = e.pivot_table(index=["cell", "cipher", "implementation", "toolchain"], columns="n_blocks",
@@ -157,7 +158,7 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
     when the platform has one, else instructions (emulated targets).  Portable rows are ranked; other
     classes follow in `classes`.  `vectorised` lists rows whose multi-block calls are far cheaper per
     block than single-block calls (a compiler that vectorised the loop over blocks)."""
-    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == "ok")].copy()
+    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == Status.OK)].copy()
     if prefix is None:
         prefix = "" if (sel.metric == "ekey").any() else "insn_"
     vec = _vectorised(df, toolchain, target, prefix)
@@ -209,7 +210,7 @@ def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: i
     """Encryption speed estimate (Kbit/s) of the portable implementations per row label at key_size (or
     the cipher's own size), with its interval; fastest first."""
     sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.metric == "encrypt_speed")
-             & (df.impl_class == RANKED) & (df.status == "ok")].copy()
+             & (df.impl_class == RANKED) & (df.status == Status.OK)].copy()
     if sel.empty:
         return pd.DataFrame(columns=["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"])
     out = at_key_size(sel, key_size)[["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"]]
@@ -232,7 +233,7 @@ def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str
                                    key_size: int = 128) -> pd.DataFrame:
     """Section 5.1 over the portable implementations: key-setup time and encryption time per block, each
     divided by the best (smallest) in its category, summed. 2.0 = best in both; larger is slower."""
-    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == "ok") & (df.impl_class == RANKED)
+    sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.status == Status.OK) & (df.impl_class == RANKED)
              & df.metric.isin(["encrypt_speed", "key_setup_speed"])].copy()
     empty = pd.DataFrame(columns=["row", "key_norm", "enc_norm", "metric"])
     if sel.empty:
@@ -244,11 +245,11 @@ def normalised_key_plus_encryption(df: pd.DataFrame, toolchain: str, target: str
 def instructions_table(df: pd.DataFrame, n_blocks: int = 128, key_size: int = 128) -> dict:
     """Guest instructions per block (Encrypt-n) for every target, one table per toolchain, with the host's
     measured encryption speed alongside: the deterministic column all targets share."""
-    sel = df[(df.metric == "insn_encrypt_per_block") & (df.n_blocks == n_blocks) & (df.status == "ok")].copy()
+    sel = df[(df.metric == "insn_encrypt_per_block") & (df.n_blocks == n_blocks) & (df.status == Status.OK)].copy()
     if sel.empty:
         return {"toolchains": []}
     sel = at_key_size(sel, key_size)
-    speed = df[(df.metric == "encrypt_speed") & (df.status == "ok") & ~df.emulated.astype(bool)].copy()
+    speed = df[(df.metric == "encrypt_speed") & (df.status == Status.OK) & ~df.emulated.astype(bool)].copy()
     def order(t: str) -> tuple:  # the machine itself first, then the emulated targets by name
         return t not in ("host", "x86_64"), t
 

@@ -1,0 +1,442 @@
+"""Constant-time checks of one built cell: a deterministic trace check under QEMU, and dudect on the host.
+
+**Trace check** (:func:`check`).  The ``ct`` program (c_src/harness/ct.c,
+static, marker counter, ``-g``) runs every op on several secret inputs, one
+marked region per input: key setup for encryption and for decryption of
+``inputs`` random keys, encryption and decryption of ``inputs`` random blocks
+under one key, per key size.  QEMU runs it with the lab's plugin in
+``mode=ct`` (c_src/qemu_plugin/icount.c), which hashes each region's executed
+instruction addresses (control flow) and memory accesses (address, size,
+load/store).  The regions of one op must hash alike; where they do not, the
+first input that differs from input 0 is run again with both regions traced,
+and the first divergence of the two event streams is located: the branch
+that went another way, or the instruction whose access address depends on
+the secret, named by ``addr2line`` (the target's binutils, run through the
+backend).  The inputs come from a fixed seed, so a binary gets the same
+verdict every time.  What it cannot see: instructions whose latency depends
+on their operands (multiplication, division, variable rotations on some
+CPUs); cache and predictor effects beyond the addresses themselves.
+
+**dudect** (:func:`dudect`).  The ``dudect`` program (the same ct.c with the
+target's real counter) times one call per measurement, the class of each
+(fixed input: all zero; or random) drawn at random and interleaved; Welch's
+t-test on the two classes, uncropped and cropped at 100 percentiles as
+dudect does; the largest |t| is the statistic, and |t| > 4.5 a leak.  A
+second opinion on real hardware (host targets only), noisy by nature.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from .backends import Backend, Completed, Icount
+from .buildplan import is_native
+from .config import Target
+from .elf import MarkerError, marker_addresses
+
+INPUTS = 8
+DUDECT_MEASUREMENTS = 20000
+DUDECT_THRESHOLD = 4.5
+DUDECT_PERCENTILES = 100
+OPS = ("ekey", "dkey", "encrypt", "decrypt")
+INSN, LOAD, STORE = 0, 1, 2
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Divergence(Model):
+    """Where the event streams of two secret inputs first part."""
+
+    kind: Literal["branch", "memory"]   # a branch that went another way / a secret-dependent access address
+    address: str                        # the instruction (hex): the branch, or the accessing instruction
+    function: str = ""                  # innermost function (inlined ones included) by addr2line
+    symbol: str = ""                    # the function symbol holding the instruction
+    location: str = ""                  # file:line by addr2line ("" when it knows none)
+    event: int = 0                      # index of the first differing event of the region's stream
+    inputs: tuple[int, int] = (0, 1)    # the two inputs compared
+    detail: str = ""                    # e.g. "next instruction 0x4011a0 vs 0x4011c4", "load 8 bytes"
+
+    def line(self) -> str:
+        what = "secret-dependent branch" if self.kind == "branch" else "secret-dependent memory access"
+        where = self.location or "?"
+        fn = self.function or self.symbol or "?"
+        return f"{what} at {where} ({fn}, {self.address})" + (f": {self.detail}" if self.detail else "")
+
+
+class OpVerdict(Model):
+    op: str
+    key_size: int
+    verdict: Literal["clean", "leak"]
+    inputs: int
+    control_differs: bool = False       # the instruction-address hashes differ
+    memory_differs: bool = False        # the memory-access hashes differ
+    distinct: int = 1                   # distinct (control, memory) hash pairs among the inputs
+    divergence: Divergence | None = None
+
+
+class DudectOp(Model):
+    op: str
+    key_size: int
+    measurements: int                   # after dropping warm-up measurements
+    t: float                            # the largest |t| over the uncropped and cropped tests
+    verdict: Literal["clean", "leak"]
+
+
+class DudectVerdict(Model):
+    verdict: Literal["clean", "leak", "unavailable"]
+    reason: str = ""
+    threshold: float = DUDECT_THRESHOLD
+    counter: str = ""
+    ops: tuple[DudectOp, ...] = ()
+
+    @property
+    def t(self) -> float:
+        return max((o.t for o in self.ops), default=0.0)
+
+
+class CtVerdict(Model):
+    """The trace verdict of one cell: clean (every op hashed alike for every input), leak, or unavailable."""
+
+    verdict: Literal["clean", "leak", "unavailable"]
+    reason: str = ""                    # why unavailable, or a one-line summary of the leak
+    inputs: int = INPUTS
+    ops: tuple[OpVerdict, ...] = ()
+    dudect: DudectVerdict | None = None
+
+    @property
+    def first_divergence(self) -> Divergence | None:
+        return next((o.divergence for o in self.ops if o.divergence), None)
+
+    @property
+    def leaking_ops(self) -> list[OpVerdict]:
+        return [o for o in self.ops if o.verdict == "leak"]
+
+
+class CtError(RuntimeError):
+    pass
+
+
+# ------------------------------------------------------------------ running
+def _run(backend: Backend, target: Target, program: Path, args: list[str], *, timeout: float, work_dir: Path,
+         traced: tuple[int, ...] = ()) -> tuple[Completed, list[tuple[int, str, str, int]], dict[int, np.ndarray]]:
+    """One run of the ct program under QEMU + the plugin in mode=ct: what it printed, the plugin's line per
+    region (instructions, control hash, memory hash, accesses) and the event streams of the traced regions."""
+    try:
+        begin, end = marker_addresses(program)
+    except MarkerError as e:
+        raise CtError(str(e)) from None
+    plugin = backend.plugin_path()
+    if not plugin:
+        raise CtError("no QEMU plugin here: build it (c_src/qemu_plugin/README.md) or set CIPHERLAB_QEMU_PLUGIN")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    out = work_dir / f"{target.name}-{uuid.uuid4().hex}.ct"
+    if "," in str(out):
+        raise CtError(f"QEMU splits plugin arguments at commas: {out}")
+    plugin_args = ",".join([plugin, "mode=ct", *(f"trace={r}" for r in traced)])
+    c = backend.run_program(program, args, target=target, timeout=timeout, icount=Icount(begin, end, out),
+                            env={"CIPHERLAB_QEMU_PLUGIN": plugin_args})
+    regions: list[tuple[int, str, str, int]] = []
+    traces: dict[int, np.ndarray] = {}
+    try:
+        for line in out.read_text().splitlines():
+            n, ctrl, mem, acc = line.split()
+            regions.append((int(n), ctrl, mem, int(acc)))
+        for r in traced:
+            p = Path(f"{out}.trace{r}")
+            traces[r] = np.fromfile(p, dtype=np.uint64).reshape(-1, 2) if p.exists() else np.zeros((0, 2), np.uint64)
+    except (OSError, ValueError):
+        regions = []
+    finally:
+        out.unlink(missing_ok=True)
+        for r in traced:
+            Path(f"{out}.trace{r}").unlink(missing_ok=True)
+    return c, regions, traces
+
+
+def _records(c: Completed, kind: str) -> list[dict]:
+    out = []
+    for line in c.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and r.get("type") in (kind, "unavailable", "error"):
+            out.append(r)
+    return out
+
+
+def first_divergence(a: np.ndarray, b: np.ndarray) -> tuple[str, int, int, str]:
+    """(kind, event index, instruction address, detail) of the first difference of two event streams."""
+    n = min(len(a), len(b))
+    diff = np.nonzero(np.any(a[:n] != b[:n], axis=1))[0]
+    k = int(diff[0]) if len(diff) else n
+    if k == n and len(a) == len(b):
+        raise CtError("the two traced regions are identical although their hashes differ")
+    insns = np.nonzero(a[:k, 1] == INSN)[0]
+    last = int(a[insns[-1], 0]) if len(insns) else 0     # the last instruction both executed
+    if k == n:
+        return "branch", k, last, "one input's region ends earlier"
+    ta, tb = int(a[k, 1]) & 0xff, int(b[k, 1]) & 0xff
+    if ta == INSN and tb == INSN:
+        return "branch", k, last, f"next instruction {int(a[k, 0]):#x} vs {int(b[k, 0]):#x}"
+    if ta == tb:
+        size = 1 << (int(a[k, 1]) >> 8)
+        what = "load" if ta == LOAD else "store"
+        return "memory", k, last, f"{what} of {size} byte(s) at {int(a[k, 0]):#x} vs {int(b[k, 0]):#x}"
+    return "branch", k, last, "one input makes a memory access where the other does not"
+
+
+def addr2line_for(target: Target) -> str:
+    return "addr2line" if is_native(target) else f"{target.triple}-addr2line"
+
+
+def locate(backend: Backend, target: Target, program: Path, address: int) -> tuple[str, str, str]:
+    """(innermost function, its file:line, the enclosing function symbol) of an address, by addr2line."""
+    c = backend.exec([addr2line_for(target), "-f", "-C", "-i", "-e", str(program), f"{address:#x}"], target=target,
+                     timeout=60)
+    lines = [ln.strip() for ln in c.stdout.splitlines() if ln.strip()]
+    if c.returncode != 0 or len(lines) < 2:
+        return "", "", ""
+    fn, loc = lines[0], lines[1].split(" (discriminator")[0]
+    if loc.startswith("??"):
+        loc = ""
+    elif loc.startswith("/"):  # an absolute path loses its machine part: relative to the repository
+        loc = _repository_relative(loc)
+    return ("" if fn == "??" else fn), loc, ("" if lines[-2] == "??" else lines[-2])
+
+
+def _repository_relative(path: str) -> str:
+    root = str(Path(__file__).resolve().parent.parent) + "/"
+    if path.startswith(root):
+        return path[len(root):]
+    for top in ("/c_src/", "/tests/fixtures/"):  # compiled where the repository is mounted elsewhere
+        if top in path:
+            return top[1:] + path.split(top, 1)[1]
+    return "/".join(path.split("/")[-3:])
+
+
+# ------------------------------------------------------------------- checks
+def check(backend: Backend, target: Target, program: Path, *, timeout: float, work_dir: Path, impl: str,
+          key_sizes: tuple[int, ...] = (), inputs: int = INPUTS, dudect_program: Path | None = None,
+          dudect_measurements: int = DUDECT_MEASUREMENTS) -> CtVerdict:
+    """The constant-time verdict of one built cell.
+
+    program: the cell's ``ct`` build; impl: its id (cipher/strategy); key_sizes: () for every size it
+    supports; work_dir: a folder the backend's programs can write (the plugin's output goes there);
+    dudect_program: the cell's ``dudect`` build, run when the target is this machine's own CPU.
+    Never raises for a cell's failure: a crash or a missing plugin is "unavailable" with the reason.
+    """
+    args = ["--impl", impl, "--inputs", str(inputs)] + (["--key-bits", ",".join(map(str, key_sizes))]
+                                                         if key_sizes else [])
+    dud = dudect(backend, target, dudect_program, impl=impl, key_size=key_sizes[0] if key_sizes else None,
+                 timeout=timeout, measurements=dudect_measurements) if dudect_program else None
+    try:
+        c, regions, _ = _run(backend, target, program, args, timeout=timeout, work_dir=work_dir)
+    except CtError as e:
+        return CtVerdict(verdict="unavailable", reason=str(e), inputs=inputs, dudect=dud)
+    recs = _records(c, "ct_region")
+    if any(r.get("type") == "unavailable" for r in recs):
+        return CtVerdict(verdict="unavailable", reason="the implementation is unavailable on this CPU",
+                         inputs=inputs, dudect=dud)
+    meta = [r for r in recs if r.get("type") == "ct_region"]
+    if not c.ok or not meta or len(meta) != len(regions):
+        why = c.describe_failure() if not c.ok else \
+            f"{len(regions)} marked regions for {len(meta)} inputs: {(c.stderr or '').strip()[-200:]}"
+        return CtVerdict(verdict="unavailable", reason=f"the trace run failed: {why}", inputs=inputs, dudect=dud)
+    groups: dict[tuple[int, str], list[int]] = {}
+    for r in meta:
+        groups.setdefault((int(r["key_size"]), r["op"]), []).append(int(r["region"]))
+    ops = []
+    for (kb, op), idx in groups.items():
+        hs = [regions[i][1:3] for i in idx]
+        if len(set(hs)) == 1:
+            ops.append(OpVerdict(op=op, key_size=kb, verdict="clean", inputs=len(idx)))
+            continue
+        j = next(j for j, h in enumerate(hs) if h != hs[0])
+        div = _divergence(backend, target, program, args, timeout, work_dir, idx[0], idx[j], (0, j))
+        ops.append(OpVerdict(op=op, key_size=kb, verdict="leak", inputs=len(idx),
+                             control_differs=len({h[0] for h in hs}) > 1, memory_differs=len({h[1] for h in hs}) > 1,
+                             distinct=len(set(hs)), divergence=div))
+    leaks = [o for o in ops if o.verdict == "leak"]
+    reason = ""
+    if leaks:
+        first = leaks[0]
+        reason = f"{len(leaks)} of {len(ops)} ops leak; {first.op} {first.key_size}: " + \
+            (first.divergence.line() if first.divergence else "the regions differ")
+    return CtVerdict(verdict="leak" if leaks else "clean", reason=reason, inputs=inputs, ops=tuple(ops), dudect=dud)
+
+
+def _divergence(backend, target, program, args, timeout, work_dir, ra: int, rb: int,
+                inputs: tuple[int, int]) -> Divergence | None:
+    try:
+        c, _, traces = _run(backend, target, program, args, timeout=timeout * 4, work_dir=work_dir, traced=(ra, rb))
+        kind, k, addr, detail = first_divergence(traces[ra], traces[rb])
+    except (CtError, KeyError):
+        return None
+    fn, loc, sym = locate(backend, target, program, addr)
+    return Divergence(kind=kind, address=f"{addr:#x}", function=fn, symbol=sym, location=loc, event=k,
+                      inputs=inputs, detail=detail)
+
+
+def welch_t(values: np.ndarray, classes: np.ndarray, percentiles: int = DUDECT_PERCENTILES) -> float:
+    """dudect's statistic: the largest |Welch t| of fixed (0) against random (1) over the uncropped
+    measurements and those below each of `percentiles` thresholds (1 - 0.5^(10 (i+1)/percentiles))."""
+    import warnings
+
+    from scipy.stats import ttest_ind
+
+    warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
+    best = 0.0
+    cuts = [np.inf] + [float(np.percentile(values, 100 * (1 - 0.5 ** (10 * (i + 1) / percentiles))))
+                       for i in range(percentiles)]
+    for cut in cuts:
+        keep = values < cut if np.isfinite(cut) else np.ones(len(values), bool)
+        a, b = values[keep & (classes == 0)], values[keep & (classes == 1)]
+        if len(a) < 10 or len(b) < 10 or (np.var(a) == 0 and np.var(b) == 0):
+            continue
+        t = abs(float(ttest_ind(a, b, equal_var=False).statistic))
+        if np.isfinite(t):
+            best = max(best, t)
+    return best
+
+
+def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str, key_size: int | None,
+           timeout: float, measurements: int = DUDECT_MEASUREMENTS) -> DudectVerdict:
+    """dudect on the machine's own CPU (fixed-vs-random, interleaved at random; Welch t with cropping)."""
+    if program is None or not is_native(target):
+        return DudectVerdict(verdict="unavailable", reason=f"{target.name} is emulated: timing measures QEMU")
+    args = ["--impl", impl, "--dudect", str(measurements)] + (["--key-bits", str(key_size)] if key_size else [])
+    c = backend.run_program(program, args, target=target, timeout=timeout)
+    recs = [r for r in _records(c, "dudect") if r.get("type") == "dudect"]
+    if not c.ok or not recs:
+        return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {c.describe_failure()}")
+    ops = []
+    for r in recs:
+        d = np.asarray(r["deltas"], dtype=float)
+        cls = np.frombuffer(r["classes"].encode(), dtype=np.uint8) - ord("0")
+        warm = max(1, len(d) // 100)  # the first measurements warm caches and predictors: dropped
+        d, cls = d[warm:], cls[warm:len(d) + warm]
+        t = welch_t(d, cls)
+        ops.append(DudectOp(op=r["op"], key_size=int(r["key_size"]), measurements=len(d), t=round(t, 3),
+                            verdict="leak" if t > DUDECT_THRESHOLD else "clean"))
+    leak = any(o.verdict == "leak" for o in ops)
+    return DudectVerdict(verdict="leak" if leak else "clean", counter=str(recs[0].get("counter", "")),
+                         ops=tuple(ops))
+
+
+# ------------------------------------------------------------- cells (command, bench)
+class CellCheck(Model):
+    """One cell's checks, for the command line and the benchmark (the run pipeline calls :func:`check`)."""
+
+    cell: str
+    impl: str
+    toolchain: str
+    target: str
+    claim: bool | None                  # constant_time: in cipher.yaml (None: peers, not stated)
+    verdict: CtVerdict
+    seconds: float = 0.0                # the check itself (trace runs, addr2line, dudect)
+    gate_seconds: float = 0.0           # its share of the builds plus its known-answer gate
+
+    @property
+    def refutes_claim(self) -> bool:
+        return self.claim is True and self.verdict.verdict == "leak"
+
+    def lines(self) -> list[str]:
+        v = self.verdict
+        claim = {True: "claimed constant time", False: "claimed not constant time", None: "no claim"}[self.claim]
+        dud = f"; dudect max |t| {v.dudect.t:.1f} ({v.dudect.verdict})" if v.dudect and v.dudect.ops else ""
+        head = f"{self.cell}: {v.verdict.upper()} ({claim}){dud}"
+        if v.verdict == "unavailable":
+            return [f"{head}: {v.reason}"]
+        out = [head]
+        for o in v.leaking_ops:
+            out.append(f"  {o.op} {o.key_size}: " + (o.divergence.line() if o.divergence else
+                                                     "regions differ (no trace)"))
+        return out
+
+
+def _unavailable(cell, reason: str, gate_seconds: float = 0.0) -> CellCheck:
+    return CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name, target=cell.target.name,
+                     claim=cell.impl.constant_time, verdict=CtVerdict(verdict="unavailable", reason=reason),
+                     gate_seconds=round(gate_seconds, 2))
+
+
+def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: int = 1, timeout: float = 600,
+                dudect_measurements: int = DUDECT_MEASUREMENTS, say=lambda s: None) -> list[CellCheck]:
+    """Builds, gates (known answers) and checks cells (lab.plan.Cell) through the one cell pipeline
+    (lab.pipeline: build -> gate -> trace check, in `jobs` threads; then dudect one cell at a time under the
+    machine's timing lock); one cell's failure is that cell's "unavailable", never the end of the others."""
+    import time
+
+    from .build import Builder
+    from .pipeline import CellPipeline, Final, Stages
+    from .plan import unavailable_reason
+    from .results import new_run_id
+
+    cells = [c.with_timeout(timeout) for c in cells]
+    pipeline = CellPipeline(backend, Builder(lab.root, build_dir, backend),
+                            Stages(programs=("kat",), ct=True, ct_dir=build_dir / "ct", kat_cache=build_dir / "kat-cache",
+                                   dudect_measurements=dudect_measurements, run_id=new_run_id("ct")), say)
+    out: dict[str, CellCheck] = {}
+    live = []
+    for cell in cells:
+        why = cell.unavailable or unavailable_reason(cell)
+        if why:
+            out[cell.id] = _unavailable(cell, f"unavailable: {why}")
+        else:
+            live.append(cell)
+    t0 = time.monotonic()
+    done = pipeline.prepare_all(live, jobs)
+    share = (time.monotonic() - t0) / max(1, len(live))
+    checked = []
+    for item in done:
+        cell = item.cell
+        if isinstance(item, Final):
+            what = {"unavailable": "unavailable", "build_failed": "build failed"}.get(item.status,
+                                                                                       "known-answer gate")
+            out[cell.id] = _unavailable(cell, f"{what}: {item.status + ': ' if what.startswith('known') else ''}"
+                                              f"{item.reason}", share)
+        else:
+            checked.append(item)
+    if dudect_measurements and any("dudect" in p.built.results for p in checked):
+        with backend.timing_lock(pipeline.stages.run_id, say=say):  # dudect times the CPU: nothing else of ours
+            for p in checked:
+                try:
+                    pipeline.dudect(p)
+                except Exception as e:  # one failing cell never kills the others
+                    p.ct = p.ct.model_copy(update={"dudect": DudectVerdict(
+                        verdict="unavailable", reason=f"internal error: {type(e).__name__}: {e}")})
+    for p in checked:
+        cell = p.cell
+        out[cell.id] = CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name,
+                                 target=cell.target.name, claim=cell.impl.constant_time, verdict=p.ct,
+                                 seconds=round(p.stages.get("ct", 0) + p.stages.get("dudect", 0), 2),
+                                 gate_seconds=round(share, 2))
+    result = [out[c.id] for c in cells]
+    for r in result:
+        say("\n".join(r.lines()))
+    return result
+
+
+def ct_backend(lab, build_dir: Path, engine: str = "auto") -> Backend:
+    """The backend the ct command uses: the mixed backend (the host target here, every target with an image
+    in its container), whose static ct programs run under this machine's QEMU and plugin for every target
+    (images built before the plugin had mode=ct cannot trace).  Images are not rebuilt by a check."""
+    from .pipeline import make_backend
+
+    be = make_backend(lab, "mixed", engine=engine, build_dir=build_dir, progress=lambda s: None)
+    be.container.auto_build = False  # type: ignore[attr-defined]
+    return be
+
+
+__all__ = ["check", "check_cells", "ct_backend", "CellCheck", "dudect", "welch_t", "first_divergence", "locate",
+           "CtVerdict", "OpVerdict", "Divergence", "DudectVerdict", "DudectOp", "CtError", "INPUTS",
+           "DUDECT_MEASUREMENTS", "DUDECT_THRESHOLD"]
