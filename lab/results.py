@@ -123,6 +123,30 @@ class IcountInfo(Model):
     ops: list[CycleOp]
 
 
+class SterbenzLippOp(Model):
+    """Sterbenz & Lipp's own timing (their section 4.1): `per_sample` operations (key setups or 16-byte blocks) per
+    timed sample, each sample's total ns."""
+
+    key_size: int
+    op: Literal["encrypt", "decrypt", "key_setup_enc", "key_setup_dec"]
+    per_sample: int
+    ns: list[int]
+
+
+class JavaInfo(Model):
+    """A Java cell's JVM (language java): the profile, its flags, the `java -version` build, the JIT state the
+    JVM reported (its final flags), the JMH settings and Sterbenz & Lipp's method's samples."""
+
+    jvm_profile: str
+    java: str
+    java_version: str
+    flags: list[str]
+    jit: str  # interpreter, C1, C2 (tiered)
+    jit_flags: dict[str, str]
+    jmh: dict[str, Any]
+    sterbenz_lipp: list[SterbenzLippOp] = []
+
+
 class CellRecord(Model):
     """One cell: what was built, whether it is right, and every raw sample it was measured by."""
 
@@ -152,6 +176,8 @@ class CellRecord(Model):
     icount: IcountInfo | None = None
     icount_note: str | None = None
     ct: CtVerdict | None = None  # the constant-time checks (lab/ct.py), when the run asked for them
+    language: Literal["c", "c++", "java"] = "c"  # optional: records written before Java cells are C
+    java: JavaInfo | None = None
 
 
 class RunMeta(Model):
@@ -188,6 +214,7 @@ COLUMNS = {
     "cipher": "cipher folder name (rijndael, rc6, ...)",
     "display": "cipher name as in NIST's tables",
     "implementation": "implementation name (ttable, ref, ...; a peer library's name for peers)",
+    "language": "c (also C++ peer adapters written before the field existed) or java (never ranked with C)",
     "impl_class": "portable, simd, hardware or peer (NIST-comparable rankings use portable only)",
     "code": "what code runs: portable, asm, simd or hardware (a peer's own kind; ours: its class)",
     "default": "True for the cipher's default implementation (None in format-1 results)",
@@ -252,6 +279,10 @@ METRICS = {
     "null_overhead": "counter units of an empty call between two counter reads (subtracted once per sample)",
     "insn_ekey, insn_dkey, insn_init, insn_encrypt_per_block, insn_decrypt_per_block, insn_null_overhead":
         "the same quantities in guest instructions, counted by qemu-user + the icount plugin (deterministic)",
+    "sl_encrypt_speed, sl_decrypt_speed": "Kbit/s by Sterbenz & Lipp's method (Java cells): a 1 KiB buffer "
+        "encrypted 2048 times per sample; value = the mean of the samples within 3 sd",
+    "sl_key_setup_speed_enc, sl_key_setup_speed_dec": "keys/s by Sterbenz & Lipp's method (Java cells): 32 random "
+        "keys x 1024 key setups per sample, one direction",
     "table_bytes": "static table bytes of the implementation",
     "key_schedule_bytes": "bytes of one key schedule",
     "code_bytes": "text+rodata bytes of the implementation's objects",
@@ -530,7 +561,7 @@ def _base(meta: RunMeta, c: CellRecord) -> dict:
     m = c.measurement
     return {
         "run_id": meta.run_id, "machine": c.machine, "cell": c.cell, "cipher": c.cipher, "display": c.display,
-        "implementation": c.implementation, "impl_class": c.impl_class,
+        "implementation": c.implementation, "language": c.language, "impl_class": c.impl_class,
         "code": (c.impl.get("peer") or {}).get("code", c.impl_class), "default": c.impl.get("default"),
         "label": c.label, "round1": c.round1,
         "block_bits": c.block_bits, "toolchain": c.toolchain, "target": c.target, "emulated": c.emulated,
@@ -604,6 +635,21 @@ def measured_quantities(c: CellRecord) -> list[Quantity]:
     return tq + cq
 
 
+def sterbenz_lipp_quantities(ops: list[SterbenzLippOp], block_bits: int) -> list[Quantity]:
+    """Sterbenz & Lipp's samples as quantities (one JVM: one process); their value is NIST's and theirs, the mean
+    of the samples within 3 sd."""
+    out = []
+    for o in ops:
+        costs = [x / o.per_sample for x in o.ns]
+        if not costs:
+            continue
+        key = o.op.startswith("key_setup")
+        metric = "sl_" + ("key_setup_speed_" + o.op[-3:] if key else o.op + "_speed")
+        out.append(Quantity(metric, o.key_size, None, "keys/s" if key else "Kbit/s", "sterbenz-lipp",
+                            per_process=[min(costs)], samples=costs, rate_work=1e9 if key else block_bits * 1e6))
+    return out
+
+
 def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
     """All measured quantities and facts of one cell record."""
     base = _base(meta, c)
@@ -621,6 +667,9 @@ def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
     if m is not None:
         for q in measured_quantities(c):
             rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target))
+    if c.java is not None and c.java.sterbenz_lipp:
+        for q in sterbenz_lipp_quantities(c.java.sterbenz_lipp, c.block_bits):
+            rows.append(quantity_row(base, q, m.estimator if m else "min", m.confidence if m else 0.95, None))
     if c.icount is not None:
         for q in cycle_quantities([[o.model_dump() for o in c.icount.ops]], prefix="insn_"):
             rows.append(quantity_row(base, q, "exact", None, None))

@@ -6,7 +6,8 @@
     invoke verify CIPHER VECTORS [--impl ours|peers|all|NAME] [--target sparc64]
     invoke images.build | images.host-plugin
     invoke compilers.install gcc-11,clang-16 [--dry-run]     (versions from toolchains/versions.yaml)
-    invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation
+    invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation | bench.java
+    invoke java.run --ciphers rc6 --jvm-profiles openjdk17-c2,openjdk17-int   (Java cells, lab/javarun.py)
     invoke flags.search --space flags/gcc-six.yaml --ciphers serpent,mars
     invoke test | schema | list | catalogue | checksums | validate
 
@@ -15,8 +16,9 @@ No work happens at import: the lab's data files are read when a task runs.
 
 from invoke import Collection
 
-from . import bench, compilers, flags, images, matrix, report
+from . import bench, compilers, flags, images, java, matrix, report
 from .test import test
 
-ns = Collection(matrix.collection, images.collection, compilers.collection, bench.collection, flags.collection, test,
+ns = Collection(matrix.collection, images.collection, compilers.collection, bench.collection, flags.collection,
+                java.collection, test,
                 *report.tasks)

@@ -5,6 +5,7 @@
 * peers         — our implementations against the peer libraries, inside the harness.
 * scale         — the container matrix serially and on a two-worker Dask LocalCluster.
 * mutation      — the mutation score of the modules that compute numbers.
+* java          — every Java implementation and peer under C2: ours / Bouncy Castle, our Java / our C.
 """
 
 from pathlib import Path

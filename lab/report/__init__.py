@@ -23,7 +23,7 @@ import pandas as pd
 from ..status import Status
 from .. import results
 from ..config import Lab
-from . import analysis, charts, drilldown, published, tables
+from . import analysis, charts, drilldown, java, published, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
 
@@ -205,7 +205,9 @@ def _section_flags(run_paths: list[Path]) -> dict:
 
 
 def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Path, compare_with,
-             run_paths: list[Path] = ()) -> dict:
+             run_paths: list[Path] = (), jit: dict[str, str] | None = None) -> dict:
+    all_df, all_cells = df, cells  # Java has its own section (and joins "versus the libraries"); never ranked with C
+    df, cells = java.split(df)[0], java.split(cells)[0]
     sections = [_guard(f"platform {tc}/{tg}", _section_platform, df, cells, tc, tg)
                 for tc, tg in tables.platforms(cells)]
     plat = _guard("platforms", _section_platforms, df)
@@ -213,14 +215,15 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
     top = _guard("top performers", lambda: analysis.top_performers(avg, insn=analysis.instruction_averages(df))) \
         if avg is not None else {"error": f"needs the platform averages, which failed ({plat.get('error')})",
                                  "section": "top performers"}
-    status_counts = cells.status.value_counts().to_dict() if not cells.empty else {}
-    failed = cells[cells.status != Status.OK].sort_values("cell").to_dict("records") if not cells.empty else []
+    status_counts = all_cells.status.value_counts().to_dict() if not all_cells.empty else {}
+    failed = all_cells[all_cells.status != Status.OK].sort_values("cell").to_dict("records") \
+        if not all_cells.empty else []
     headline = plat["platforms"][0]["fig"] if plat.get("platforms") else \
         (sections[0].get("bar_svg", "") if sections else "")
     planned = sum(len(m.cells_planned) for m in metas)
     return {
         "metas": [m.model_dump() for m in metas], "sections": sections, "status_counts": status_counts, "failed": failed,
-        "n_cells": len(cells), "planned": planned, "partial": len(cells) < planned or
+        "n_cells": len(all_cells), "planned": planned, "partial": len(all_cells) < planned or
         any(m.status != "finished" for m in metas),
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "columns": results.COLUMNS, "metrics": results.METRICS, "platforms": plat, "top": top,
@@ -230,7 +233,8 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "memory": _guard("memory", _section_memory, df),
         "reference": _guard("published", published.comparison, df, metas), "headline": headline,
         "instructions": _guard("instructions", tables.instructions_table, df),
-        "libraries": _guard("libraries", lambda: {"rows": analysis.versus_libraries(df)}),
+        "libraries": _guard("libraries", lambda: {"rows": analysis.versus_libraries(all_df)}),
+        "java": _guard("java", java.section, all_df, all_cells, jit or {}),
         "classes": _guard("classes", _section_classes, df),
         "system": _guard("system", _section_system, metas, df, cells),
         "machines": _guard("machines", _section_machines, df, cells, metas),
@@ -285,14 +289,16 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
     results_dir = Path(results_dir or lab.root / "results")
     reports_dir = Path(reports_dir or lab.root / "reports")
     run_paths = results.resolve_runs(results_dir, runs)
-    metas = [results.read_run(p)[0] for p in run_paths]
+    read = [results.read_run(p) for p in run_paths]
+    metas = [m for m, _ in read]
+    jit = java.jit_states([c for _, cs in read for c in cs])
     df, cells = as_platforms(results.load(run_paths, results_dir), results.load_cells(run_paths, results_dir))
     name = metas[0].run_id if len(metas) == 1 else "combined-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = reports_dir / name
     out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
-    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths),
+    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths, jit),
                                                     drilldown=_guard("drill-down", drilldown.write, out, env,
                                                                      run_paths, df))
     (out / "index.html").write_text(html)
