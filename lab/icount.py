@@ -61,10 +61,14 @@ def unavailable_reason(c: Completed) -> str | None:
 
     QEMU 7.2's TCG has no AVX-512 (and other recent extensions): a build with
     -march=native on such a host stops with SIGILL under qemu-x86_64 although
-    it runs natively.  Such a cell's instruction count is "unavailable".
+    it runs natively; an implementation that checks the CPU first reports itself unavailable (exit 3) there.
+    Such a cell's instruction count is "unavailable".
     """
     if c.signal_name == "SIGILL":
         return "QEMU cannot emulate an instruction of this build (e.g. AVX-512 from -march=native)"
+    if c.returncode == 3 and '"type":"unavailable"' in c.stdout.replace(" ", ""):
+        return "the implementation finds its instructions missing on QEMU's CPU (e.g. AVX-512 or VAES, which " \
+               "QEMU 7.2 does not emulate): no instruction count"
     return None
 
 

@@ -224,6 +224,8 @@ def test_fill_deltas_deals_counts_round_by_round_to_every_operation():
 
 def test_only_an_instruction_qemu_cannot_emulate_makes_counts_unavailable():
     assert icount.unavailable_reason(done(rc=-4)).startswith("QEMU cannot emulate an instruction of this build")
+    assert "missing on QEMU's CPU" in icount.unavailable_reason(done(UNAVAILABLE, rc=3))
+    assert icount.unavailable_reason(done(rc=3)) is None  # exit 3 without the program's own record
     for c in (done(rc=-11), done(rc=1), done(rc=0), done(rc=None, timed_out=True)):
         assert icount.unavailable_reason(c) is None
 
