@@ -72,6 +72,14 @@ class Outcome:
         return f"{self.message}\n{spent}"
 
 
+def _percent(change: float) -> str:
+    """A relative change with as many decimals as it takes to show it (an exact count may change by 0.001 %)."""
+    digits = 2
+    while digits < 6 and change and round(100 * change, digits) == 0:
+        digits += 1
+    return f"{100 * change:+.{digits}f} %"
+
+
 class _Probe:
     """Builds, gates and measures one cell at a revision (a worktree) or with a toolchain."""
 
@@ -221,7 +229,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
                 out.change = out.first.value / g.value - 1
                 out.ci_low = out.ci_high = out.change
                 out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
-                               f"{probes[lo].value:,.2f} -> {out.first.value:,.2f} ({100 * out.change:+.2f} %, exact); "
+                               f"{probes[lo].value:,.2f} -> {out.first.value:,.2f} ({_percent(out.change)}, exact); "
                                f"the last one like good is {probes[lo].name}")
         else:
             pr.more([g, b], 5)
