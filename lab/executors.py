@@ -24,6 +24,7 @@ the same for every executor.
 from __future__ import annotations
 
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,14 +55,21 @@ class LocalExecutor:
         g.status = "interrupted"
         live = g.live()
         g.ui.stage(f"prepare (build, verify, instruction counts): {len(live)} cells{g.where}, {jobs} jobs")
+        t0 = time.monotonic()
         ready = []
         for item in g.pipeline.prepare_all(live, jobs):
             ready.append(item) if isinstance(item, Prepared) else g.final(item)
+        g.stage_seconds["prepare"] = round(time.monotonic() - t0, 1)
+        for stage in ("build", "kat", "icount", "ct"):  # the cells' own stage times, summed over the threads
+            if any(stage in p.stages for p in ready):
+                g.stage_seconds[f"{stage} (cell sum)"] = round(sum(p.stages.get(stage, 0.0) for p in ready), 1)
         g.backend.cancel.check()
         if ready:
             g.ui.stage(f"measure: {len(ready)} cells{g.where}, one process at a time"
                        + (f" on CPU {g.cpu}" if g.cpu is not None else ""))
+            t0 = time.monotonic()
             g.pipeline.measure(ready, g.cpu, g.final, lambda cell, n: g.ui.stage(f"  measure {cell.id}: process {n}"))
+            g.stage_seconds["measure"] = round(time.monotonic() - t0, 1)
         g.status = "finished"
 
 
@@ -166,6 +174,7 @@ class DaskExecutor:
         from distributed import as_completed
 
         client, cluster = self._client([g.machine for g in groups])
+        started = time.monotonic()
         try:
             say(f"dask: {client.dashboard_link or client.scheduler.address}: "
                 f"{len(client.scheduler_info()['workers'])} workers")
@@ -199,6 +208,7 @@ class DaskExecutor:
                     pending.add(m)
             for g in groups:
                 g.status = "finished"
+                g.stage_seconds["prepare and measure (dask)"] = round(time.monotonic() - started, 1)
         finally:
             client.close()
             if cluster is not None:
