@@ -45,6 +45,7 @@
 
 #include "cipherlab.h"
 #include "cl_bytes.h"
+#include "rijndael_core.h"
 
 static const unsigned short rj_key_bits[] = {128, 192, 256, 0};
 
@@ -630,13 +631,9 @@ static uint32_t rj_subword(uint32_t w)
 static int rj_expand(void *ks_, const uint8_t *key, unsigned key_bits, int decrypt)
 {
     rj_bs_ks *ks = (rj_bs_ks *)ks_;
-    unsigned nk;
-    switch (key_bits) {
-    case 128: nk = 4; break;
-    case 192: nk = 6; break;
-    case 256: nk = 8; break;
-    default: return CL_BAD_KEY_LENGTH;
-    }
+    const unsigned nk = cl_rj_nk(key_bits);
+    if (!nk)
+        return CL_BAD_KEY_LENGTH;
     const unsigned nr = nk + 6, total = 4 * (nr + 1);
     uint32_t w[60];
     for (unsigned i = 0; i < nk; i++)

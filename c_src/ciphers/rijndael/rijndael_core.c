@@ -64,13 +64,9 @@ static inline uint32_t rj_subword(uint32_t w)
 int cl_rj_expand_key(void *ks_, const uint8_t *key, unsigned key_bits)
 {
     cl_rj_ks *ks = (cl_rj_ks *)ks_;
-    unsigned nk;
-    switch (key_bits) {
-    case 128: nk = 4; break;
-    case 192: nk = 6; break;
-    case 256: nk = 8; break;
-    default: return CL_BAD_KEY_LENGTH;
-    }
+    const unsigned nk = cl_rj_nk(key_bits);
+    if (!nk)
+        return CL_BAD_KEY_LENGTH;
     unsigned nr = nk + 6, total = 4 * (nr + 1);
     uint32_t *w = ks->rk;
     for (unsigned i = 0; i < nk; i++)

@@ -23,6 +23,14 @@ typedef struct {
     uint32_t nr;
 } cl_rj_ks;
 
+/* Nk, the key length in 32-bit words (Fig. 4, p14), of a 128/192/256-bit
+ * key; 0 for any other length.  Nr = Nk + 6.  Shared by every strategy,
+ * bitslice64 included (which links nothing else of the core). */
+static inline unsigned cl_rj_nk(unsigned key_bits)
+{
+    return key_bits == 128 || key_bits == 192 || key_bits == 256 ? key_bits / 32 : 0;
+}
+
 /* KeyExpansion (Fig. 11, p23-p24) of a 128/192/256-bit key into the
  * cl_rj_ks at ks: the encryption schedule, round keys in the order the
  * cipher uses them.  Returns CL_OK or CL_BAD_KEY_LENGTH; it has the
