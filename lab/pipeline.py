@@ -277,7 +277,9 @@ class CellPipeline:
             p = by_id[cs.cell.id]
             if status == Status.OK:
                 self.dudect(p)
-            on_final(p.final(status, reason, cs, measure=round(cs.seconds, 3)))
+            f = p.final(status, reason, cs, measure=round(cs.seconds, 3))
+            f.cell = cs.cell  # with the key sizes the build supports (as measured)
+            on_final(f)
 
         todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"))
                 for p in items]
