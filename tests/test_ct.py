@@ -117,6 +117,10 @@ def test_welch_t_with_cropping_separates_a_shift_from_noise():
     assert ct.welch_t(same, classes) < 4.5
     shifted = same + 3.0 * classes  # 3 units on a spread of 50: invisible per sample, plain over 20,000
     assert ct.welch_t(shifted, classes) > 4.5
+    # 40 interrupts of 0.1-1 ms hide the shift from the uncropped test; the cropped ones still see it
+    spiky = shifted.copy()
+    spiky[rng.choice(20000, 40, replace=False)] += rng.uniform(1e5, 1e6, 40)
+    assert ct.welch_t(spiky, classes, percentiles=0) < 4.5 < ct.welch_t(spiky, classes)
 
 
 def test_first_divergence_tells_a_branch_from_an_address():
