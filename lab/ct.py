@@ -400,10 +400,9 @@ def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: in
     for item in done:
         cell = item.cell
         if isinstance(item, Final):
-            what = {"unavailable": "unavailable", "build_failed": "build failed"}.get(item.status,
-                                                                                       "known-answer gate")
-            out[cell.id] = _unavailable(cell, f"{what}: {item.status + ': ' if what.startswith('known') else ''}"
-                                              f"{item.reason}", share)
+            what = {"unavailable": "unavailable", "build_failed": "build failed"}.get(
+                item.status, f"known-answer gate: {item.status}")
+            out[cell.id] = _unavailable(cell, f"{what}: {item.reason}", share)
         else:
             checked.append(item)
     if dudect_measurements and any("dudect" in p.built.results for p in checked):
