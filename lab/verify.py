@@ -100,6 +100,17 @@ def implementations(lab: Lab, cipher_name: str, impl: str | None) -> list[Impl]:
         raise UsageError(f"--impl {word}: {e} (or one of {', '.join(SELECTIONS)})") from None
 
 
+def _problem(f: Final) -> str | None:
+    """What keeps a build from a count of right and wrong answers (None: its verdict counts them)."""
+    if f.verdict is None:  # it did not build, or cannot exist here: "build failed: ...", "unavailable: ..."
+        return f"{f.status.replace('_', ' ')}: {f.reason}"
+    if f.status == Status.UNAVAILABLE:  # the kat program found its instructions missing
+        return "unavailable on this CPU"
+    if f.status in PROBLEMS or (f.status == Status.KAT_FAILED and not f.verdict.records):
+        return f"{f.status.replace('_', ' ')}: {f.reason}"
+    return None
+
+
 def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = None, toolchain: str = "gcc-O3",
            target: str = "host", backend: str | None = None, build_dir: Path | None = None,
            engine: str = "auto") -> list[VerifyResult]:
@@ -128,10 +139,8 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
         for item in pipeline.prepare_all([c for c in cells if not c.unavailable], jobs=1):
             r = out[item.cell.id]
             r.verdict = item.verdict
-            if isinstance(item, Final) and (item.verdict is None or item.status in PROBLEMS or
-                                            (item.status == Status.KAT_FAILED and not item.verdict.records)):
-                r.problem = "unavailable on this CPU" if item.verdict and item.status == Status.UNAVAILABLE else \
-                    f"{'unavailable' if item.status == 'unavailable' else item.status.replace('_', ' ')}: {item.reason}"
+            if isinstance(item, Final):
+                r.problem = _problem(item)
     finally:
         be.close()
     return list(out.values())
