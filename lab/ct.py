@@ -27,7 +27,6 @@ second opinion on real hardware (host targets only), noisy by nature.
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Literal
@@ -162,15 +161,7 @@ def _run(backend: Backend, target: Target, program: Path, args: list[str], *, ti
 
 
 def _records(c: Completed, kind: str) -> list[dict]:
-    out = []
-    for line in c.stdout.splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(r, dict) and r.get("type") in (kind, "unavailable", "error"):
-            out.append(r)
-    return out
+    return [r for r in c.json_lines() if r.get("type") in (kind, "unavailable", "error")]
 
 
 def first_divergence(a: np.ndarray, b: np.ndarray) -> tuple[str, int, int, str]:
