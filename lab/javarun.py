@@ -31,7 +31,8 @@ from typing import Callable
 
 from . import __version__, java, system
 from .config import Lab
-from .quantities import cycle_quantities, headline, timing_quantities
+from .quantities import cycle_quantities, timing_quantities
+from .quantities import worst_precision as quantities_worst
 from .results import CellRecord, RunWriter
 
 TARGET = "host"
@@ -153,8 +154,7 @@ def worst_precision(timing: list[dict], cycles: list[dict], block_bits: int, est
     """The largest relative half-width among a Java cell's quantities so far (what the stop rule judges)."""
     tq = timing_quantities([p["key_sizes"] for p in timing], block_bits, "jmh")
     cq = cycle_quantities([p["ops"] for p in cycles])
-    return max((headline(q, estimator, confidence).precision for q in tq + cq if not q.below_resolution),
-               default=float("inf"))
+    return quantities_worst(tq + cq, estimator, confidence, empty=float("inf"))  # none yet: not precise
 
 
 def measure(b: java.JavaBuild, impl: java.JavaImpl, profile: java.JvmProfile, key_bits: list[int],

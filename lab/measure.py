@@ -23,7 +23,7 @@ from .status import Status
 from . import protocol, system
 from .backends import Backend, Completed
 from .plan import Cell
-from .quantities import Quantity, cycle_quantities, headline, timing_quantities
+from .quantities import Quantity, cycle_quantities, timing_quantities, worst_precision
 
 
 class OutputError(ValueError):
@@ -127,12 +127,7 @@ class CellSamples:
         s = self.cell.sampling
         tq = timing_quantities([p["key_sizes"] for p in self.timing], self.cell.impl.block_bits, "")
         cq = cycle_quantities([p["ops"] for p in self.cycles])
-        worst = 0.0
-        for q in tq + cq:
-            if q.metric == "null_overhead" or q.below_resolution:
-                continue
-            worst = max(worst, headline(q, s.estimator, s.confidence).precision)
-        return worst
+        return worst_precision(tq + cq, s.estimator, s.confidence)
 
     def decide(self) -> str | None:
         """Why to stop now, or None to take another process."""

@@ -100,3 +100,13 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "") -> list[Quan
             if op["op"] != "null" and d.min() - ov < step:
                 q.below_resolution = True
     return list(out.values())
+
+def worst_precision(qs: list[Quantity], estimator: str, confidence: float, empty: float = 0.0) -> float:
+    """The largest relative half-width of the headline estimates among `qs` (the empty-call overhead and what
+    is below the counter's resolution excepted): what the stop rule of a cell judges.  `empty` when none."""
+    worst = None
+    for q in qs:
+        if q.metric == "null_overhead" or q.below_resolution:
+            continue
+        worst = max(worst or 0.0, headline(q, estimator, confidence).precision)
+    return empty if worst is None else worst
