@@ -14,6 +14,7 @@ from pathlib import Path
 from .config import Lab
 from .errors import EXIT_FAILED, UsageError
 from .stats import NOISE_THRESHOLD
+from .status import Status
 
 
 def _lab() -> Lab:
@@ -312,7 +313,7 @@ def java_run(ciphers=None, implementations=None, jvm_profiles=None, profile=None
                          profile=profile or "quick", settings=settings, results_dir=_dir(lab, results_dir, "results"),
                          build_dir=_dir(lab, build_dir, "build"), tag=tag or "java")
     print(f"results: {out.run_dir} " + " ".join(f"{k}={v}" for k, v in sorted(out.counts.items())))
-    return 0 if set(out.counts) <= {"ok"} else EXIT_FAILED
+    return 0 if set(out.counts) <= {Status.OK} else EXIT_FAILED
 
 
 def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:

@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from . import protocol
 from .backends import Backend, Completed, Icount
 from .buildplan import is_native
 from .config import Target
@@ -160,8 +161,12 @@ def _run(backend: Backend, target: Target, program: Path, args: list[str], *, ti
     return c, regions, traces
 
 
-def _records(c: Completed, kind: str) -> list[dict]:
-    return [r for r in c.json_lines() if r.get("type") in (kind, "unavailable", "error")]
+def _records(c: Completed, program: str) -> list[protocol.Record]:
+    """The program's typed records; an unreadable one makes the check unavailable with the protocol's message."""
+    try:
+        return protocol.read(c, program)
+    except protocol.ProtocolError as e:
+        raise CtError(str(e)) from None
 
 
 def first_divergence(a: np.ndarray, b: np.ndarray) -> tuple[str, int, int, str]:
@@ -233,18 +238,21 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
         c, regions, _ = _run(backend, target, program, args, timeout=timeout, work_dir=work_dir)
     except CtError as e:
         return CtVerdict(verdict="unavailable", reason=str(e), inputs=inputs, dudect=dud)
-    recs = _records(c, "ct_region")
-    if any(r.get("type") == "unavailable" for r in recs):
+    try:
+        recs = _records(c, "ct")
+    except CtError as e:
+        return CtVerdict(verdict="unavailable", reason=str(e), inputs=inputs, dudect=dud)
+    if protocol.of(recs, protocol.UnavailableRecord):
         return CtVerdict(verdict="unavailable", reason="the implementation is unavailable on this CPU",
                          inputs=inputs, dudect=dud)
-    meta = [r for r in recs if r.get("type") == "ct_region"]
+    meta = protocol.of(recs, protocol.CtRegionRecord)
     if not c.ok or not meta or len(meta) != len(regions):
         why = c.describe_failure() if not c.ok else \
             f"{len(regions)} marked regions for {len(meta)} inputs: {(c.stderr or '').strip()[-200:]}"
         return CtVerdict(verdict="unavailable", reason=f"the trace run failed: {why}", inputs=inputs, dudect=dud)
     groups: dict[tuple[int, str], list[int]] = {}
     for r in meta:
-        groups.setdefault((int(r["key_size"]), r["op"]), []).append(int(r["region"]))
+        groups.setdefault((r.key_size, r.op), []).append(r.region)
     ops = []
     for (kb, op), idx in groups.items():
         hs = [regions[i][1:3] for i in idx]
@@ -306,20 +314,23 @@ def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str,
         return DudectVerdict(verdict="unavailable", reason=f"{target.name} is emulated: timing measures QEMU")
     args = ["--impl", impl, "--dudect", str(measurements)] + (["--key-bits", str(key_size)] if key_size else [])
     c = backend.run_program(program, args, target=target, timeout=timeout)
-    recs = [r for r in _records(c, "dudect") if r.get("type") == "dudect"]
+    try:
+        recs = protocol.of(_records(c, "dudect"), protocol.DudectRecord)
+    except CtError as e:
+        return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {e}")
     if not c.ok or not recs:
         return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {c.describe_failure()}")
     ops = []
     for r in recs:
-        d = np.asarray(r["deltas"], dtype=float)
-        cls = np.frombuffer(r["classes"].encode(), dtype=np.uint8) - ord("0")
+        d = np.asarray(r.deltas, dtype=float)
+        cls = np.frombuffer(r.classes.encode(), dtype=np.uint8) - ord("0")
         warm = max(1, len(d) // 100)  # the first measurements warm caches and predictors: dropped
         d, cls = d[warm:], cls[warm:len(d) + warm]
         t = welch_t(d, cls)
-        ops.append(DudectOp(op=r["op"], key_size=int(r["key_size"]), measurements=len(d), t=round(t, 3),
+        ops.append(DudectOp(op=r.op, key_size=r.key_size, measurements=len(d), t=round(t, 3),
                             verdict="leak" if t > DUDECT_THRESHOLD else "clean"))
     leak = any(o.verdict == "leak" for o in ops)
-    return DudectVerdict(verdict="leak" if leak else "clean", counter=str(recs[0].get("counter", "")),
+    return DudectVerdict(verdict="leak" if leak else "clean", counter=recs[0].counter,
                          ops=tuple(ops))
 
 

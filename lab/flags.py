@@ -409,9 +409,9 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
     for c, e in measured:
         cs = e.samples
         cs.stopped = "precision" if e.status in ("winner", "tied") else "budget"
-        f = Final("ok", None, None, None, cs, stages={"measure": round(cs.seconds, 3)})
+        f = Final(Status.OK, None, None, None, cs, stages={"measure": round(cs.seconds, 3)})
         w.add_cell(make_record(cs.cell, f, meta["machine_id"], backend, cpu))
-    w.close("finished", status_counts={"ok": len(measured)})
+    w.close("finished", status_counts={Status.OK: len(measured)})
     return w.dir
 
 

@@ -31,10 +31,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import protocol
 from .backends.base import Completed
 from .config import ROOT, Lab, read_yaml
 from .errors import ConfigError, UserError
-from .kat import Verdict, verdict
+from .kat import Verdict, read_kat, verdict
 from .schema import CipherFile, JavaPeerFile, JvmProfileFile, validate
 
 JAVA_SRC = ROOT / "java_src"
@@ -274,20 +275,20 @@ def run_program(b: JavaBuild, main: str, args: list[str], profile: JvmProfile | 
 
 def kat_runs(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, files: list[Path] | None = None,
              timeout: float = 600) -> list[tuple[Path, Completed]]:
-    """The kat program's run on each vectors file (its JSON records: ``Completed.json_lines()``)."""
+    """The kat program's run on each vectors file (its typed records: ``lab.kat.read_kat``)."""
     runs = []
     for f in (files if files is not None else impl.vector_files):
         c = run_program(b, "cipherlab.Kat", ["--impl", impl.id, "--file", str(Path(f).resolve())], profile, timeout)
         runs.append((Path(f), c))
-        if not any(x.get("type") == "kat_summary" for x in c.json_lines()):
+        if read_kat(c).summary is None:  # no tally: lab.kat.verdict says why
             break
     return runs
 
 
 def kat_records(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None,
-                files: list[Path] | None = None, timeout: float = 600) -> list[dict]:
-    """Every JSON record the kat program printed (kat_fail, kat_checksum, kat_summary, error, unavailable)."""
-    return [rec for _, c in kat_runs(b, impl, profile, files, timeout) for rec in c.json_lines()]
+                files: list[Path] | None = None, timeout: float = 600) -> list[protocol.Record]:
+    """Every record the kat program printed (kat_fail, kat_checksum, kat_summary, error, unavailable), typed."""
+    return [rec for _, c in kat_runs(b, impl, profile, files, timeout) for rec in protocol.read(c, "Kat")]
 
 
 def run_kat(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, files: list[Path] | None = None,

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, java, system
+from . import __version__, java, protocol, system
 from .config import Lab
 from .quantities import cycle_quantities, timing_quantities
 from .quantities import worst_precision as quantities_worst
 from .results import CellRecord, RunWriter
+from .status import Status
 
 TARGET = "host"
 SCALE = 1000  # JMH's average ns per operation is stored as ns per SCALE operations, an integer (TimingOp.ns)
@@ -202,17 +203,16 @@ def sterbenz_lipp(b: java.JavaBuild, impl: java.JavaImpl, profile: java.JvmProfi
                          ["--impl", impl.id, "--key-bits", ",".join(map(str, key_bits)), "--repeats",
                           str(s.sl_repeats), "--buffers", str(s.sl_buffers), "--setups", str(s.sl_setups)],
                          profile, s.timeout)
-    recs = c.json_lines()
-    if not c.ok or not any(r.get("type") == "sink" for r in recs):
+    recs = protocol.read(c, "SterbenzLipp") if c.ok else []
+    if not c.ok or not protocol.of(recs, protocol.SinkRecord):
         tail = " | ".join(ln for ln in (c.stdout + c.stderr).splitlines()[-2:])
         raise RuntimeError(f"Sterbenz & Lipp's method on {impl.id} ({profile.name}): {c.describe_failure()}: "
                            f"{tail[:300]}")
-    return [{"key_size": r["key_bits"], "op": r["op"], "per_sample": r["per_sample"], "ns": r["ns"]}
-            for r in recs if r.get("type") == "sterbenz_lipp"]
+    return [r.sample() for r in protocol.of(recs, protocol.SterbenzLippRecord)]
 
 
 # ------------------------------------------------------------------ records
-def record(lab: Lab, impl: java.JavaImpl, profile: java.JvmProfile, machine: str, status: str, reason: str | None,
+def record(lab: Lab, impl: java.JavaImpl, profile: java.JvmProfile, machine: str, status: Status, reason: str | None,
            stages: dict[str, float], *, key_sizes: list[int] | None = None, b: java.JavaBuild | None = None,
            cached: bool = False, verdict=None, measurement: dict | None = None, jvm: dict | None = None) -> CellRecord:
     """The one place a Java cell record is assembled."""
@@ -325,7 +325,7 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
                 reason = str(e)
         if reason is not None:
             for i, p in cells:
-                put(record(lab, i, p, machine, "unavailable", reason, {}))
+                put(record(lab, i, p, machine, Status.UNAVAILABLE, reason, {}))
             return JavaOutcome(writer.dir, [cell_id(i, p.name) for i, p in cells], dict(counts))
         t0 = time.monotonic()
         b, refused, cached = _build(build_dir, all_impls, source_root)
@@ -341,7 +341,7 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
             stages = {"build": t_build}
             why = refused.get("*") or (refused.get(impl.cipher) if impl.impl_class != "peer" else None)
             if b is None or why:
-                put(record(lab, impl, p, machine, "build_failed", why, stages))
+                put(record(lab, impl, p, machine, Status.BUILD_FAILED, why, stages))
                 continue
             if impl.id not in gates:
                 t0 = time.monotonic()
@@ -371,10 +371,10 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
                     stages["sterbenz_lipp"] = round(time.monotonic() - t0, 3)
             except (RuntimeError, OSError, ValueError, KeyError) as e:
                 stages["measure"] = round(time.monotonic() - t0, 3)
-                put(record(lab, impl, p, machine, "measure_failed", str(e)[:500], stages, key_sizes=keys, b=b,
+                put(record(lab, impl, p, machine, Status.MEASURE_FAILED, str(e)[:500], stages, key_sizes=keys, b=b,
                            cached=cached, verdict=v, jvm=jvm))
                 continue
-            put(record(lab, impl, p, machine, "ok", None, stages, key_sizes=keys, b=b, cached=cached, verdict=v,
+            put(record(lab, impl, p, machine, Status.OK, None, stages, key_sizes=keys, b=b, cached=cached, verdict=v,
                        measurement=m, jvm=jvm))
     finally:
         stack.close()

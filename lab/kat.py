@@ -70,7 +70,7 @@ def read_kat(c: Completed) -> KatOutput:
 
 @dataclass
 class Verdict:
-    status: str
+    status: Status
     reason: str | None
     files: list[str] = field(default_factory=list)
     records: int = 0

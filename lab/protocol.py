@@ -13,6 +13,10 @@ kat --list      ``impl``          :class:`ImplRecord` — an implementation link
 timing          ``timing``        :class:`TimingRecord` — per key size, the samples of three quantities
 cycles/icount   ``counter``       :class:`CounterRecord` — the counter's name, unit and rate
 cycles/icount   ``cycles``        :class:`CyclesRecord` — the deltas of one operation at one size
+ct              ``ct_region``     :class:`CtRegionRecord` — which input and operation a marked region holds
+ct --dudect     ``dudect``        :class:`DudectRecord` — fixed-vs-random classes and deltas of one operation
+SterbenzLipp    ``sterbenz_lipp`` :class:`SterbenzLippRecord` — Sterbenz & Lipp's samples of one operation
+SterbenzLipp    ``sink``          :class:`SinkRecord` — what the timed Java work computed (keeps it alive)
 any             ``error``         :class:`ErrorRecord` — a usage or input error (exit 2)
 any             ``unavailable``   :class:`UnavailableRecord` — the implementation cannot run here (exit 3)
 ==============  ===============  ===========================================================================
@@ -144,8 +148,45 @@ class CyclesRecord(_Record):
         return self.model_dump(include={"key_size", "op", "n", "calls", "counter", "unit", "deltas"})
 
 
-Record = Annotated[Union[KatFail, KatChecksum, KatSummary, ImplRecord, UnavailableRecord, ErrorRecord, TimingRecord,
-                         CounterRecord, CyclesRecord], Field(discriminator="type")]
+class CtRegionRecord(_Record):
+    type: Literal["ct_region"]
+    region: int = Field(ge=0)
+    key_size: int
+    op: str
+    input: int = Field(ge=0)
+
+
+class DudectRecord(_Record):
+    type: Literal["dudect"]
+    impl: str
+    key_size: int
+    op: str
+    counter: str
+    unit: str
+    classes: str  # one '0' (fixed) or '1' (random) per measurement
+    deltas: list[int]
+
+
+class SterbenzLippRecord(_Record):
+    type: Literal["sterbenz_lipp"]
+    key_bits: int
+    op: str
+    per_sample: int = Field(gt=0)
+    ns: list[int] = Field(min_length=1)
+
+    def sample(self) -> dict:
+        """The stored form (lab.javarun: per key size and operation)."""
+        return {"key_size": self.key_bits, "op": self.op, "per_sample": self.per_sample, "ns": list(self.ns)}
+
+
+class SinkRecord(_Record):
+    type: Literal["sink"]
+    value: int
+
+
+_MODELS = (KatFail, KatChecksum, KatSummary, ImplRecord, UnavailableRecord, ErrorRecord, TimingRecord, CounterRecord,
+           CyclesRecord, CtRegionRecord, DudectRecord, SterbenzLippRecord, SinkRecord)
+Record = Annotated[Union[_MODELS], Field(discriminator="type")]  # type: ignore[valid-type]
 _ADAPTER: TypeAdapter = TypeAdapter(Record)
 R = TypeVar("R")
 
@@ -165,9 +206,7 @@ def parse(rec: dict, program: str, index: int = 0) -> Record:
         raise ProtocolError(f"{program}: record {index + 1} ({kind}) is unreadable: {what} '{where}'") from None
 
 
-KINDS = frozenset(m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
-                  for m in (KatFail, KatChecksum, KatSummary, ImplRecord, UnavailableRecord, ErrorRecord,
-                            TimingRecord, CounterRecord, CyclesRecord))
+KINDS = frozenset(m.model_fields["type"].annotation.__args__[0] for m in _MODELS)  # type: ignore[union-attr]
 
 
 def read(c: Completed, program: str) -> list[Record]:
@@ -181,4 +220,5 @@ def of(records: list, kind: type[R]) -> list[R]:
 
 
 __all__ = ["Record", "KatFail", "KatChecksum", "KatSummary", "ImplRecord", "UnavailableRecord", "ErrorRecord",
-           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "ProtocolError", "parse", "read", "of"]
+           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "CtRegionRecord", "DudectRecord",
+           "SterbenzLippRecord", "SinkRecord", "ProtocolError", "parse", "read", "of"]

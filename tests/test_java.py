@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import java
+from lab import java, protocol
 from lab.errors import ConfigError
 from lab.quantities import cycle_quantities, timing_quantities
 from lab.schema import CipherFile, JvmProfileFile, validate
@@ -71,8 +71,9 @@ def test_a_wrong_sbox_byte_is_caught(lab, tmp_path, java_build):
         v = java.run_kat(broken, IMPLS[impl_id])
         assert v.status == "kat_failed" and v.failed > 0, v.line()
         assert re.search(r"known-answer records failed \(first: line \d+ of", v.reason)
-    fails = [r for r in java.kat_records(broken, IMPLS["des/spbox"]) if r["type"] == "kat_fail"]
-    assert fails and {"line", "key_bits", "direction", "expected", "got"} <= set(fails[0])
+    fails = protocol.of(java.kat_records(broken, IMPLS["des/spbox"]), protocol.KatFail)
+    assert fails, "the broken S-box byte made no kat_fail record"
+    assert fails[0].line > 0 and fails[0].key_bits and fails[0].direction and fails[0].expected and fails[0].got
     assert java.run_kat(broken, IMPLS["des/bouncycastle"]).ok  # the peer in the same build is unaffected
 
 

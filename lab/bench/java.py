@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .. import java, results
 from ..config import Lab
+from ..status import Status
 from . import header, store
 
 FINALISTS = ("mars", "rc6", "rijndael", "serpent", "twofish")
@@ -33,14 +34,14 @@ def _c_round(lab: Lab, ciphers: list[str], work: Path, toolchain: str) -> dict[s
     df = results.load(o.run_dir, work / "results")
     out: dict[str, dict[str, float]] = {}
     for metric, bench in (("encrypt_speed", "encrypt1"), ("key_setup_speed", "keySetup")):
-        sel = df[(df.metric == metric) & (df.status == "ok") & (df.impl_class == "portable")]
+        sel = df[(df.metric == metric) & (df.status == Status.OK) & (df.impl_class == "portable")]
         for cipher, g in sel.groupby("cipher"):
             r = g.sort_values("key_size").iloc[0]  # the first key size, as the Java rounds use
             out.setdefault(f"c:{cipher}", {})[bench] = float(min(r.per_process))
     # Encrypt-1024 (the cycles program, TSC ticks per block) in ns per 1024-block call, with the TSC rate the run
     # measured: JMH's encrypt1024 is one such call
     hz = results.read_run(o.run_dir)[0].tsc_hz_measured
-    sel = df[(df.metric == "encrypt_per_block") & (df.n_blocks == 1024) & (df.status == "ok")
+    sel = df[(df.metric == "encrypt_per_block") & (df.n_blocks == 1024) & (df.status == Status.OK)
              & (df.impl_class == "portable") & (df.unit == "tsc_ticks")]
     for cipher, g in sel.groupby("cipher") if hz else []:
         r = g.sort_values("key_size").iloc[0]

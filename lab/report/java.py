@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .. import stats
+from ..status import Status
 from . import reference, tables
 
 JAVA = "java"
@@ -37,7 +38,7 @@ def split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _ok(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return df[(df.metric == metric) & (df.status == "ok") & df.estimate.notna()]
+    return df[(df.metric == metric) & (df.status == Status.OK) & df.estimate.notna()]
 
 
 def _best(rows: pd.DataFrame) -> pd.Series:
@@ -112,7 +113,7 @@ def rank_correlations(df: pd.DataFrame, jit: dict[str, str]) -> list[dict]:
     appendix (by their method: sl_* values, the mean within 3 sd) and NIST's slide 29 (encrypt and key-setup
     speeds by the lab's timing), 128-bit keys (DES 56/64, 3DES 168/192)."""
     _, j = split(df)
-    j = j[(j.status == "ok") & (j.impl_class == "portable") & (j.default.astype("boolean").fillna(False))]
+    j = j[(j.status == Status.OK) & (j.impl_class == "portable") & (j.default.astype("boolean").fillna(False))]
     out = []
     sl = reference.sterbenz()
     sl = sl[sl.table == "Appendix"]
@@ -147,7 +148,7 @@ def section(df: pd.DataFrame, cells: pd.DataFrame, jit: dict[str, str]) -> dict:
     for (tc, tg) in tables.platforms(jc):
         a1 = tables.a1_table(j, jc, tc, tg)
         profiles.append({"profile": tc, "target": tg, "jit": jit.get(tc, "?"), "a1": a1})
-    failed = jc[jc.status != "ok"].sort_values("cell").to_dict("records")
+    failed = jc[jc.status != Status.OK].sort_values("cell").to_dict("records")
     return {"present": True, "profiles": profiles, "failed": failed, "vs_c": java_vs_c(df),
             "jit": jit_side_by_side(df, jit), "ranks": rank_correlations(df, jit), "two": TWO,
             "n_cells": len(jc)}
