@@ -128,8 +128,13 @@ def test_every_other_way_to_fail_the_gate():
     bad = kat.verdict([(A, done(checksum(64, "0" * 64), summary()))], {64: HEX64})
     assert bad.status == "checksum_differs"
     assert bad.reason == f"checksum differs for 64-bit keys: {'0' * 16}... where cipher.yaml has {HEX64[:16]}..."
-    # a key size the program printed no checksum for is not a difference; one stored for no key size neither
+    # a stored key size the build does not support (IMPL: 64 only) needs no checksum; one stored for none neither
     assert kat.verdict([(A, done(checksum(64), summary()))], {64: HEX64, 128: "ff"}).ok
+    # but a supported key size whose chain the program skipped is not vouched for by anything
+    skipped = kat.verdict([(A, done(summary()))], {64: HEX64})
+    assert (skipped.status, skipped.reason) == (
+        "kat_failed", "no checksum printed for 64-bit keys, which this build supports and cipher.yaml stores a "
+                      "checksum for")
     assert kat.verdict([(A, done(checksum(64, "0" * 64), summary()))], None).ok
     # wrong answers take precedence over the chain and the checksum
     both = kat.verdict([(A, done(fail(), checksum(64, "0" * 64, False), summary(5, 4, 1)))], {64: HEX64})
