@@ -87,6 +87,8 @@ COMMANDS: tuple[Command, ...] = (
         Opt("target", "target (default host; others run in their container)"),
         Opt("show", "failed records to print (default 5)", "int"),
         Opt("build_dir", "where builds go (default build/ in the checkout)"),
+        Opt("timeout", "time limit in seconds for one kat run (default: the matrix's profile's, as in a run)",
+            "float"),
         DEBUG)),
     Command("ct", "constant-time check of a cipher's cells: secret-dependent branches and memory addresses under "
             "QEMU (every target), dudect on the host's CPU; exit 1 on a leak", "ct", (

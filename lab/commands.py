@@ -80,12 +80,13 @@ def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None, resul
     return 0
 
 
-def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, show=None, build_dir=None) -> int:
+def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, show=None, build_dir=None,
+           timeout=None) -> int:
     from .verify import verify as verify_cipher
 
     lab = _lab()
     results = verify_cipher(lab, cipher, Path(vectors), impl, toolchain or "gcc-O3", target or "host",
-                            build_dir=_dir(lab, build_dir, "build"))
+                            build_dir=_dir(lab, build_dir, "build"), timeout=timeout)
     for res in results:
         print(res.line())
         for f in res.fails[: show if show is not None else 5]:
@@ -212,8 +213,8 @@ def checksums(write=False) -> int:
     lab = _lab()
     be = HostBackend(lab.root)
     pipeline = CellPipeline(be, Builder(lab.root, lab.root / "build", be),
-                            Stages(programs=("kat",), stored_checksums=False, kat_timeout=1800))
-    tc, tg, profile = lab.toolchain("gcc-O3"), lab.target("host"), lab.profile("smoke")
+                            Stages(programs=("kat",), stored_checksums=False))
+    tc, tg, profile = lab.toolchain("gcc-O3"), lab.target("host"), lab.default_profile()
     cells = [Cell(c.impls[c.default_impl], tc, tg, c.impls[c.default_impl].key_bits, profile)
              for c in lab.ciphers.values()]
     bad = 0

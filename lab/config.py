@@ -414,6 +414,10 @@ class Lab:
     def profile(self, name: str) -> Profile:
         return self._get("profile", self.profiles, name)
 
+    def default_profile(self) -> Profile:
+        """The profile matrix.yaml names: what a command outside a run (verify, checksums) times its programs by."""
+        return self.profile(self.matrix().profile)
+
     def cipher(self, name: str) -> Cipher:
         return self._get("cipher", self.ciphers, name)
 

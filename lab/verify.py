@@ -113,9 +113,10 @@ def _problem(f: Final) -> str | None:
 
 def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = None, toolchain: str = "gcc-O3",
            target: str = "host", backend: str | None = None, build_dir: Path | None = None,
-           engine: str = "auto") -> list[VerifyResult]:
+           engine: str = "auto", timeout: float | None = None) -> list[VerifyResult]:
     """Each selected implementation's cell through the one cell pipeline, as far as its gate: build the ``kat``
-    program, run it on `vectors`, judge it (the agreement between builds included)."""
+    program, run it on `vectors`, judge it (the agreement between builds included).  `timeout`: per kat run
+    (default: the run's default profile's, as ``matrix.run`` gives its gates)."""
     lab.cipher(cipher_name)  # an unknown name is an error with a did-you-mean, before anything is built
     vectors = Path(vectors).expanduser().resolve()
     if not vectors.is_file():
@@ -125,14 +126,14 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
     build_dir = Path(build_dir or lab.root / "build")
     chosen = backend or ("host" if is_native(tg) and not tg.image else "container")
     be = make_backend(lab, chosen, engine=engine, build_dir=build_dir, progress=lambda s: None)
-    profile = lab.profile("smoke") if "smoke" in lab.profiles else next(iter(lab.profiles.values()))
+    profile = lab.default_profile()
     cells = [Cell(im, tc, tg, im.key_bits, profile) for im in impls]
     cells = [dataclasses.replace(c, unavailable=unavailable_reason(c)) for c in cells]
     out = {c.id: VerifyResult(c.impl.id, tc.name, tg.name) for c in cells}
     try:
         be.prepare([tg], inputs=[vectors])
         pipeline = CellPipeline(be, Builder(lab.root, build_dir, be),
-                                Stages(programs=("kat",), vectors=(vectors,), kat_timeout=1800))
+                                Stages(programs=("kat",), vectors=(vectors,), kat_timeout=timeout))
         for c in cells:
             if c.unavailable:
                 out[c.id].problem = f"unavailable: {c.unavailable}"
