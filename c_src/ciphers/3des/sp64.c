@@ -49,21 +49,30 @@ static void crypt_blocks(const void *ks, const uint8_t *in, uint8_t *out, size_t
 {
     const uint64_t *k = (const uint64_t *)ks;
     const uint64_t *k2 = k + CL_DES_SP64_ROUNDS, *k3 = k + 2 * CL_DES_SP64_ROUNDS;
-    uint64_t l0, r0, l1, r1;
+    uint64_t l0, r0, l1, r1, t0, t1;
     for (; nblocks >= 2; nblocks -= 2, in += 16, out += 16) {
         cl_des64_load(in, &l0, &r0);
         cl_des64_load(in + 8, &l1, &r1);
-        cl_des64_rounds_x2(&l0, &r0, &l1, &r1, k);  /* preoutput (r, l) */
-        cl_des64_rounds_x2(&r0, &l0, &r1, &l1, k2); /* preoutput (l, r) */
-        cl_des64_rounds_x2(&l0, &r0, &l1, &r1, k3); /* preoutput (r, l) */
+        t0 = r0 ^ k[0];
+        t1 = r1 ^ k[0];
+        CL_DES64_PASS_X2(t0, l0, r0, t1, l1, r1, k);  /* preoutput (r, l) */
+        t0 = l0 ^ k2[0];
+        t1 = l1 ^ k2[0];
+        CL_DES64_PASS_X2(t0, r0, l0, t1, r1, l1, k2); /* preoutput (l, r) */
+        t0 = r0 ^ k3[0];
+        t1 = r1 ^ k3[0];
+        CL_DES64_PASS_X2(t0, l0, r0, t1, l1, r1, k3); /* preoutput (r, l) */
         cl_des64_store(out, r0, l0);
         cl_des64_store(out + 8, r1, l1);
     }
     if (nblocks) {
         cl_des64_load(in, &l0, &r0);
-        cl_des64_rounds(&l0, &r0, k);
-        cl_des64_rounds(&r0, &l0, k2);
-        cl_des64_rounds(&l0, &r0, k3);
+        t0 = r0 ^ k[0];
+        CL_DES64_PASS(t0, l0, r0, k);
+        t0 = l0 ^ k2[0];
+        CL_DES64_PASS(t0, r0, l0, k2);
+        t0 = r0 ^ k3[0];
+        CL_DES64_PASS(t0, l0, r0, k3);
         cl_des64_store(out, r0, l0);
     }
 }

@@ -46,46 +46,78 @@ static inline void cl_des64_schedule(uint64_t k64[CL_DES_SP64_ROUNDS], const uin
         k64[i] = ((uint64_t)sk[2 * i] << 32) | sk[2 * i + 1];
 }
 
-/* f of an expanded half and a 64-bit round key, in the expanded form.  Every
- * byte of t is below 64 (both operands have the top two bits of each byte clear). */
-static inline uint64_t cl_des64_f(uint64_t r, uint64_t k)
+/* f's table part for t = (expanded half) ^ (round key): eight loads indexed by
+ * the bytes of t, every one below 64 (both operands have the top two bits of
+ * each byte clear).  The eight entries have pairwise disjoint bits (each output
+ * bit of f comes from one S-box; gen_tables.py checks it), so XOR, OR and +
+ * agree on them; mixing the three fixes a tree of depth three.  Written as one
+ * XOR chain, gcc and clang keep a chain of eight dependent XORs, and a round
+ * -- which waits for the one before -- takes that much longer. */
+static inline uint64_t cl_des64_sp(uint64_t t)
 {
-    uint64_t t = r ^ k;
-    return cl_des_sp64[0][t & 0xff] ^ cl_des_sp64[1][(t >> 8) & 0xff] ^
-           cl_des_sp64[2][(t >> 16) & 0xff] ^ cl_des_sp64[3][(t >> 24) & 0xff] ^
-           cl_des_sp64[4][(t >> 32) & 0xff] ^ cl_des_sp64[5][(t >> 40) & 0xff] ^
-           cl_des_sp64[6][(t >> 48) & 0xff] ^ cl_des_sp64[7][t >> 56];
+    uint64_t a = cl_des_sp64[0][t & 0xff] | cl_des_sp64[1][(t >> 8) & 0xff];
+    uint64_t b = cl_des_sp64[2][(t >> 16) & 0xff] | cl_des_sp64[3][(t >> 24) & 0xff];
+    uint64_t c = cl_des_sp64[4][(t >> 32) & 0xff] | cl_des_sp64[5][(t >> 40) & 0xff];
+    uint64_t d = cl_des_sp64[6][(t >> 48) & 0xff] | cl_des_sp64[7][t >> 56];
+    return (a + b) | (c + d);
 }
 
-/* 16 rounds on expanded (l, r); as cl_des_rounds, the preoutput is (r, l). */
-static inline void cl_des64_rounds(uint64_t *lp, uint64_t *rp, const uint64_t *k)
-{
-    uint64_t l = *lp, r = *rp;
-    for (int i = 0; i < CL_DES_SP64_ROUNDS; i += 2) {
-        l ^= cl_des64_f(r, k[i]);
-        r ^= cl_des64_f(l, k[i + 1]);
-    }
-    *lp = l;
-    *rp = r;
-}
+/* One round: x ^= f(the other half, K_i), where t already holds (the other
+ * half) ^ K_i; then t = x ^ K_next for the next round, which reads x.  That t
+ * is the round's critical path, so it is computed first and x from it:
+ * x ^ K_next does not wait for the loads; bytes 0, 1 and 7 of t take one
+ * instruction to extract and their loads come back a cycle before the other
+ * five, so they are combined first (e, and f7 with x ^ K_next), and the last
+ * five loads are one OR/+ level and two XORs from the next round's t. */
+#define CL_DES64_ROUND(t, x, knext)                                                         \
+    do {                                                                                    \
+        uint64_t e_ = cl_des_sp64[0][(t) & 0xff] | cl_des_sp64[1][((t) >> 8) & 0xff];       \
+        uint64_t p_ = (cl_des_sp64[2][((t) >> 16) & 0xff] | cl_des_sp64[3][((t) >> 24) & 0xff]) + \
+                      (cl_des_sp64[4][((t) >> 32) & 0xff] | cl_des_sp64[5][((t) >> 40) & 0xff]);  \
+        uint64_t q_ = cl_des_sp64[6][((t) >> 48) & 0xff] + e_;                              \
+        uint64_t xk_ = ((x) ^ (knext)) ^ cl_des_sp64[7][(t) >> 56];                         \
+        (t) = (xk_ ^ q_) ^ p_;                                                              \
+        (x) = (t) ^ (knext);                                                                \
+    } while (0)
+#define CL_DES64_ROUND_PAIR(t, l, r, k, i)                                      \
+    do {                                                                        \
+        CL_DES64_ROUND(t, l, (k)[(i) + 1]);                                     \
+        CL_DES64_ROUND(t, r, (k)[(i) + 2]);                                     \
+    } while (0)
 
-/* The same on two independent blocks, interleaved: each round waits for its
- * loads, and the other block's round fills that wait. */
-static inline void cl_des64_rounds_x2(uint64_t *l0p, uint64_t *r0p, uint64_t *l1p, uint64_t *r1p,
-                                      const uint64_t *k)
-{
-    uint64_t l0 = *l0p, r0 = *r0p, l1 = *l1p, r1 = *r1p;
-    for (int i = 0; i < CL_DES_SP64_ROUNDS; i += 2) {
-        l0 ^= cl_des64_f(r0, k[i]);
-        l1 ^= cl_des64_f(r1, k[i]);
-        r0 ^= cl_des64_f(l0, k[i + 1]);
-        r1 ^= cl_des64_f(l1, k[i + 1]);
-    }
-    *l0p = l0;
-    *r0p = r0;
-    *l1p = l1;
-    *r1p = r1;
-}
+/* 16 rounds on expanded (l, r) with round keys k[0..15], t = r ^ k[0] on
+ * entry, unrolled; as cl_des_rounds, the preoutput is (r, l).  Macros rather
+ * than functions taking pointers: clang did not inline three calls of such a
+ * function in 3DES and sent the halves through memory between passes. */
+#define CL_DES64_PASS(t, l, r, k)                                               \
+    do {                                                                        \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 0);                                     \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 2);                                     \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 4);                                     \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 6);                                     \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 8);                                     \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 10);                                    \
+        CL_DES64_ROUND_PAIR(t, l, r, k, 12);                                    \
+        CL_DES64_ROUND(t, l, (k)[15]);                                          \
+        (r) ^= cl_des64_sp(t);                                                  \
+    } while (0)
+
+/* The same on two independent blocks, interleaved (each round waits for its
+ * loads, and the other block's round fills that wait); t0 = r0 ^ k[0] and
+ * t1 = r1 ^ k[0] on entry. */
+#define CL_DES64_PASS_X2(t0, l0, r0, t1, l1, r1, k)                             \
+    do {                                                                        \
+        for (int i_ = 0; i_ < CL_DES_SP64_ROUNDS - 2; i_ += 2) {                \
+            CL_DES64_ROUND(t0, l0, (k)[i_ + 1]);                                \
+            CL_DES64_ROUND(t1, l1, (k)[i_ + 1]);                                \
+            CL_DES64_ROUND(t0, r0, (k)[i_ + 2]);                                \
+            CL_DES64_ROUND(t1, r1, (k)[i_ + 2]);                                \
+        }                                                                       \
+        CL_DES64_ROUND(t0, l0, (k)[CL_DES_SP64_ROUNDS - 1]);                    \
+        CL_DES64_ROUND(t1, l1, (k)[CL_DES_SP64_ROUNDS - 1]);                    \
+        (r0) ^= cl_des64_sp(t0);                                                \
+        (r1) ^= cl_des64_sp(t1);                                                \
+    } while (0)
 
 /* Load 8 bytes, IP, expand: (l, r) = (X(rotl(L0,1)), X(rotl(R0,1))). */
 static inline void cl_des64_load(const uint8_t *in, uint64_t *lp, uint64_t *rp)

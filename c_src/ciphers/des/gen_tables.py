@@ -186,11 +186,10 @@ SP64 = [[expand64(v) for v in SP[SP64_ORDER[j]]] for j in range(8)]
 
 
 def f64(x, k64):
+    """f as des_sp64.h computes it: (T0 | T1) + (T2 | T3), the same for T4..T7, the two ORed."""
     t = x ^ k64
-    out = 0
-    for j in range(8):
-        out ^= SP64[j][(t >> (8 * j)) & 0xFF]
-    return out
+    v = [SP64[j][(t >> (8 * j)) & 0xFF] for j in range(8)]
+    return (((v[0] | v[1]) + (v[2] | v[3])) | ((v[4] | v[5]) + (v[6] | v[7]))) & M64
 
 
 def des_sp64(block, key):
@@ -321,6 +320,14 @@ def check():
             assert acc & tab[j][15] == 0
             acc |= tab[j][15]
         assert bin(acc).count("1") == 24
+    # the SP64 tables have pairwise disjoint bits (des_sp64.h combines them with |, + and ^ alike)
+    support = [0] * 8
+    for j in range(8):
+        for v in SP64[j]:
+            support[j] |= v
+    for j in range(8):
+        for i in range(j):
+            assert support[i] & support[j] == 0, "SP64 tables overlap"
     # IP: ip_swaps(L_in, R_in) must be (rotl(IP-left,1), rotl(IP-right,1)) in some order
     for _ in range(2000):
         x = rnd.getrandbits(64)

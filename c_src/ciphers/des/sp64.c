@@ -34,17 +34,20 @@ static int set_decrypt_key(void *ks, const uint8_t *key, unsigned bits)
 static void crypt_blocks(const void *ks, const uint8_t *in, uint8_t *out, size_t nblocks)
 {
     const uint64_t *k = (const uint64_t *)ks;
-    uint64_t l0, r0, l1, r1;
+    uint64_t l0, r0, l1, r1, t0, t1;
     for (; nblocks >= 2; nblocks -= 2, in += 16, out += 16) {
         cl_des64_load(in, &l0, &r0);
         cl_des64_load(in + 8, &l1, &r1);
-        cl_des64_rounds_x2(&l0, &r0, &l1, &r1, k);
+        t0 = r0 ^ k[0];
+        t1 = r1 ^ k[0];
+        CL_DES64_PASS_X2(t0, l0, r0, t1, l1, r1, k);
         cl_des64_store(out, r0, l0);
         cl_des64_store(out + 8, r1, l1);
     }
     if (nblocks) {
         cl_des64_load(in, &l0, &r0);
-        cl_des64_rounds(&l0, &r0, k);
+        t0 = r0 ^ k[0];
+        CL_DES64_PASS(t0, l0, r0, k);
         cl_des64_store(out, r0, l0);
     }
 }
