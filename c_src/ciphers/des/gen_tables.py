@@ -186,7 +186,8 @@ SP64 = [[expand64(v) for v in SP[SP64_ORDER[j]]] for j in range(8)]
 
 
 def f64(x, k64):
-    """f as des_sp64.h computes it: (T0 | T1) + (T2 | T3), the same for T4..T7, the two ORed."""
+    """f with the eight entries combined by | and + as well as ^ (des_sp64.h mixes the three; they agree because
+    the entries have disjoint bits, checked in check())."""
     t = x ^ k64
     v = [SP64[j][(t >> (8 * j)) & 0xFF] for j in range(8)]
     return (((v[0] | v[1]) + (v[2] | v[3])) | ((v[4] | v[5]) + (v[6] | v[7]))) & M64
