@@ -57,12 +57,53 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
 #define G0(x) (S0[CL_BYTE(x, 0)] ^ S1[CL_BYTE(x, 1)] ^ S2[CL_BYTE(x, 2)] ^ S3[CL_BYTE(x, 3)])
 #define G1(x) (S0[CL_BYTE(x, 3)] ^ S1[CL_BYTE(x, 0)] ^ S2[CL_BYTE(x, 1)] ^ S3[CL_BYTE(x, 2)])
 
+/* One round on block (a, b, c, d) with subkeys K[k], K[k+1]: encryption updates (c, d) from (a, b),
+ * decryption undoes it.  The two-block loops below run two blocks' rounds side by side: a round waits
+ * for its four loads and the other block's round fills that wait. */
+#define ENC_R(a, b, c, d, k)                                              \
+    do {                                                                  \
+        uint32_t u0 = G0(a), u1 = G1(b);                                  \
+        c = cl_rotr32(c ^ (u0 + u1 + K[k]), 1);                           \
+        d = cl_rotl32(d, 1) ^ (u0 + 2 * u1 + K[(k) + 1]);                 \
+    } while (0)
+#define DEC_R(a, b, c, d, k)                                              \
+    do {                                                                  \
+        uint32_t u0 = G0(a), u1 = G1(b);                                  \
+        c = cl_rotl32(c, 1) ^ (u0 + u1 + K[k]);                           \
+        d = cl_rotr32(d ^ (u0 + 2 * u1 + K[(k) + 1]), 1);                 \
+    } while (0)
+#define ENC2_X2(r)                                                        \
+    do {                                                                  \
+        ENC_R(a0, a1, a2, a3, 4 * (r) + 8); ENC_R(b0, b1, b2, b3, 4 * (r) + 8);   \
+        ENC_R(a2, a3, a0, a1, 4 * (r) + 10); ENC_R(b2, b3, b0, b1, 4 * (r) + 10); \
+    } while (0)
+#define DEC2_X2(r)                                                        \
+    do {                                                                  \
+        DEC_R(a2, a3, a0, a1, 4 * (r) + 10); DEC_R(b2, b3, b0, b1, 4 * (r) + 10); \
+        DEC_R(a0, a1, a2, a3, 4 * (r) + 8); DEC_R(b0, b1, b2, b3, 4 * (r) + 8);   \
+    } while (0)
 
 static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
 {
     const twofish_full_ks *ks = (const twofish_full_ks *)vks;
     const uint32_t *S0 = ks->S[0], *S1 = ks->S[1], *S2 = ks->S[2], *S3 = ks->S[3];
     const uint32_t *K = ks->K;
+    for (; n >= 2; n -= 2, in += 32, out += 32) {
+        uint32_t a0 = cl_load32_le(in) ^ K[0], b0 = cl_load32_le(in + 16) ^ K[0];
+        uint32_t a1 = cl_load32_le(in + 4) ^ K[1], b1 = cl_load32_le(in + 20) ^ K[1];
+        uint32_t a2 = cl_load32_le(in + 8) ^ K[2], b2 = cl_load32_le(in + 24) ^ K[2];
+        uint32_t a3 = cl_load32_le(in + 12) ^ K[3], b3 = cl_load32_le(in + 28) ^ K[3];
+        ENC2_X2(0); ENC2_X2(1); ENC2_X2(2); ENC2_X2(3);
+        ENC2_X2(4); ENC2_X2(5); ENC2_X2(6); ENC2_X2(7);
+        cl_store32_le(out, a2 ^ K[4]);
+        cl_store32_le(out + 4, a3 ^ K[5]);
+        cl_store32_le(out + 8, a0 ^ K[6]);
+        cl_store32_le(out + 12, a1 ^ K[7]);
+        cl_store32_le(out + 16, b2 ^ K[4]);
+        cl_store32_le(out + 20, b3 ^ K[5]);
+        cl_store32_le(out + 24, b0 ^ K[6]);
+        cl_store32_le(out + 28, b1 ^ K[7]);
+    }
     for (; n; n--, in += 16, out += 16) {
         uint32_t x0 = cl_load32_le(in) ^ K[0];
         uint32_t x1 = cl_load32_le(in + 4) ^ K[1];
@@ -84,6 +125,22 @@ static void twofish_full_decrypt(const void *vks, const uint8_t *in, uint8_t *ou
     const twofish_full_ks *ks = (const twofish_full_ks *)vks;
     const uint32_t *S0 = ks->S[0], *S1 = ks->S[1], *S2 = ks->S[2], *S3 = ks->S[3];
     const uint32_t *K = ks->K;
+    for (; n >= 2; n -= 2, in += 32, out += 32) {
+        uint32_t a2 = cl_load32_le(in) ^ K[4], b2 = cl_load32_le(in + 16) ^ K[4];
+        uint32_t a3 = cl_load32_le(in + 4) ^ K[5], b3 = cl_load32_le(in + 20) ^ K[5];
+        uint32_t a0 = cl_load32_le(in + 8) ^ K[6], b0 = cl_load32_le(in + 24) ^ K[6];
+        uint32_t a1 = cl_load32_le(in + 12) ^ K[7], b1 = cl_load32_le(in + 28) ^ K[7];
+        DEC2_X2(7); DEC2_X2(6); DEC2_X2(5); DEC2_X2(4);
+        DEC2_X2(3); DEC2_X2(2); DEC2_X2(1); DEC2_X2(0);
+        cl_store32_le(out, a0 ^ K[0]);
+        cl_store32_le(out + 4, a1 ^ K[1]);
+        cl_store32_le(out + 8, a2 ^ K[2]);
+        cl_store32_le(out + 12, a3 ^ K[3]);
+        cl_store32_le(out + 16, b0 ^ K[0]);
+        cl_store32_le(out + 20, b1 ^ K[1]);
+        cl_store32_le(out + 24, b2 ^ K[2]);
+        cl_store32_le(out + 28, b3 ^ K[3]);
+    }
     for (; n; n--, in += 16, out += 16) {
         uint32_t x2 = cl_load32_le(in) ^ K[4];
         uint32_t x3 = cl_load32_le(in + 4) ^ K[5];
