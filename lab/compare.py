@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .status import Status
-from . import results, stats
+from . import index, results, stats
 from .errors import UserError
 
 DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "ekey", "dkey", "encrypt_per_block",
@@ -82,7 +82,7 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
     for _, r in m.iterrows():
         speed = r.metric.endswith("speed")
         exact = r.estimator_a == "exact" or r.estimator_b == "exact"
-        if exact or r.per_process_a is None or r.per_process_b is None:
+        if exact or not index.has_values(r.per_process_a) or not index.has_values(r.per_process_b):
             ratio = r.estimate_b / r.estimate_a if speed else r.estimate_a / r.estimate_b
             verdict = stats.exact_verdict(ratio, threshold)
             rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,

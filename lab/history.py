@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from .status import Status
-from . import results, stats
+from . import index, results, stats
 from .trends import compiler_of
 
 KEY = ["cipher", "implementation", "toolchain", "target", "machine", "metric", "key_size", "n_blocks"]
@@ -83,7 +83,7 @@ def _split_test(left: pd.DataFrame, right: pd.DataFrame, threshold: float) -> tu
     if exact:  # counts are costs, exact: a change beyond the threshold
         sp = float(left.estimate.median()) / float(right.estimate.median())
         return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
-    pool = lambda d: [x for pp in d.per_process for x in (pp or [])]  # noqa: E731
+    pool = lambda d: [x for pp in d.per_process if index.has_values(pp) for x in pp]  # noqa: E731
     # per-process values are costs for every timed quantity (speeds are converted after)
     s = stats.speedup(pool(left), pool(right), left.estimator.iloc[0], threshold)
     return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict

@@ -683,12 +683,14 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
     are computed from the raw samples and the index is written for next time."""
     from . import index
 
-    tables = []
-    for d in resolve_runs(Path(results_dir), runs):
-        t = index.read(d, VERSION)
-        if t is None:
-            t = _index_run(d)
-        tables.append(t)
+    dirs = resolve_runs(Path(results_dir), runs)
+    table, stale = index.read_many(dirs, VERSION, list(COLUMNS))
+    tables = [table] if table is not None else []
+    if stale:  # computed from the raw samples and indexed for next time, then all read again in the runs' order
+        computed = {d: _index_run(d) for d in stale}
+        table, unwritten = index.read_many(dirs, VERSION, list(COLUMNS))
+        tables = [table] if not unwritten else [computed[d] if d in computed else index.read(d, VERSION)
+                                                         for d in dirs]
     df = index.to_frame(tables, list(COLUMNS))
     return with_rows(df) if not df.empty else pd.DataFrame(columns=list(COLUMNS))
 
