@@ -13,6 +13,7 @@ kat --list      ``impl``          :class:`ImplRecord` — an implementation link
 timing          ``timing``        :class:`TimingRecord` — per key size, the samples of three quantities
 cycles/icount   ``counter``       :class:`CounterRecord` — the counter's name, unit and rate
 cycles/icount   ``cycles``        :class:`CyclesRecord` — the deltas of one operation at one size
+timing/cycles   ``gauge``         :class:`GaugeRecord` — the machine-speed gauge's samples in that process
 any             ``error``         :class:`ErrorRecord` — a usage or input error (exit 2)
 any             ``unavailable``   :class:`UnavailableRecord` — the implementation cannot run here (exit 3)
 ==============  ===============  ===========================================================================
@@ -144,8 +145,22 @@ class CyclesRecord(_Record):
         return self.model_dump(include={"key_size", "op", "n", "calls", "counter", "unit", "deltas"})
 
 
+class GaugeRecord(_Record):
+    """The machine-speed gauge (c_src/harness/util.h): a fixed workload sampled once per round beside the cell's
+    samples, with the same clock (timing) or counter (cycles)."""
+    type: Literal["gauge"]
+    workload: str
+    per_sample: int = Field(gt=0)  # iterations of the workload in one sample
+    unit: str
+    samples: list[int] = Field(min_length=1)
+
+    def stored(self) -> dict:
+        """The stored form (lab.results.Gauge)."""
+        return self.model_dump(exclude={"type"})
+
+
 Record = Annotated[Union[KatFail, KatChecksum, KatSummary, ImplRecord, UnavailableRecord, ErrorRecord, TimingRecord,
-                         CounterRecord, CyclesRecord], Field(discriminator="type")]
+                         CounterRecord, CyclesRecord, GaugeRecord], Field(discriminator="type")]
 _ADAPTER: TypeAdapter = TypeAdapter(Record)
 R = TypeVar("R")
 
@@ -167,7 +182,7 @@ def parse(rec: dict, program: str, index: int = 0) -> Record:
 
 KINDS = frozenset(m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
                   for m in (KatFail, KatChecksum, KatSummary, ImplRecord, UnavailableRecord, ErrorRecord,
-                            TimingRecord, CounterRecord, CyclesRecord))
+                            TimingRecord, CounterRecord, CyclesRecord, GaugeRecord))
 
 
 def read(c: Completed, program: str) -> list[Record]:
@@ -181,4 +196,4 @@ def of(records: list, kind: type[R]) -> list[R]:
 
 
 __all__ = ["Record", "KatFail", "KatChecksum", "KatSummary", "ImplRecord", "UnavailableRecord", "ErrorRecord",
-           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "ProtocolError", "parse", "read", "of"]
+           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "GaugeRecord", "ProtocolError", "parse", "read", "of"]
