@@ -247,7 +247,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("toolchains", "comma list of toolchains", "csv"),
                 Opt("targets", "comma list of targets", "csv"),
                 Opt("machine", "the machine whose runs (default: every machine; never mixed in one series)"),
-                Opt("by", "date (default) or compiler: the order of a series' points", default="date"),
+                Opt("by", "date (default), compiler or revision (the run's git revision, in commit order): the order "
+                    "of a series' points", default="date"),
                 Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
                 Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),

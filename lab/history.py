@@ -1,7 +1,8 @@
 """History: every quantity over runs, its steps found, and the noise of identical builds as the gauge.
 
 A *series* is one cell (implementation, toolchain, target, machine) and one quantity; its points are the runs that
-measured it, ordered by the run's start (or by the compiler version).  One machine's figures are never drawn on
+measured it, ordered by the run's start, by the compiler version, or by the git revision the run was made from
+(the revision's place in the repository's history, :func:`with_revision_order`; runs of one revision by start).  One machine's figures are never drawn on
 another's series: the machine is part of the key, and a history is asked for per machine.
 
 Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
@@ -70,7 +71,36 @@ def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame
     return df
 
 
+def with_revision_order(df: pd.DataFrame, repo: Path) -> pd.DataFrame:
+    """df with ``revision_order``: the position of each run's recorded revision in the repository's history
+    (``git rev-list --topo-order --reverse --all``, oldest 0; a '+' suffix, uncommitted changes, ignored); NaN
+    for a revision the repository does not know (a run made from another clone) or none, drawn after the known
+    ones."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "rev-list", "--topo-order", "--reverse", "--all"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+    rank = {h: i for i, h in enumerate(out)}
+
+    def find(rev) -> float:
+        rev = (rev or "").rstrip("+")
+        if len(rev) < 7:
+            return math.nan
+        if rev in rank:
+            return float(rank[rev])
+        hit = [i for h, i in rank.items() if h.startswith(rev)]  # an abbreviated hash
+        return float(hit[0]) if len(hit) == 1 else math.nan
+
+    ranks = {r: find(r) for r in df.revision.unique()}
+    return df.assign(revision_order=df.revision.map(ranks).astype(float))
+
+
 def _order(g: pd.DataFrame, by: str) -> pd.DataFrame:
+    if by == "revision":
+        return g.sort_values(["revision_order", "started", "run_id"], na_position="last")
     if by == "compiler":
         v = [compiler_of(t, c) for t, c in zip(g.compiler_version, g.compiler)]
         return g.assign(_x=[x[1] if x else () for x in v]).sort_values(["_x", "started"])
@@ -167,7 +197,7 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
         series = {}
         for tc, t in g.groupby("toolchain"):
             t = _order(t, by)
-            series[tc] = [(r.run_id[:15] if by == "date" else r.compiler_version.split(" (")[0], r.estimate,
+            series[tc] = [(_x_label(r, by), r.estimate,
                            r.ci_low if math.isfinite(r.ci_low) else r.estimate,
                            r.ci_high if math.isfinite(r.ci_high) else r.estimate) for r in t.itertuples()]
         unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s, 128-bit key"
@@ -180,6 +210,12 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
         machines=sorted(df.machine.unique()), gauge=gauge_line(gauge))
     (out / "index.html").write_text(html)
     return out / "index.html"
+
+
+def _x_label(r, by: str) -> str:
+    if by == "revision":
+        return (r.revision or "?")[:10]
+    return r.run_id[:15] if by == "date" else r.compiler_version.split(" (")[0]
 
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cipherlab history</title>
@@ -197,4 +233,4 @@ noise band; exact counts: a change beyond 3 %).</p>
 </body></html>
 """
 
-__all__ = ["load", "steps", "change_points", "noise_gauge", "format_history", "write_site", "Step"]
+__all__ = ["load", "with_revision_order", "steps", "change_points", "noise_gauge", "format_history", "write_site", "Step"]
