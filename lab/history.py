@@ -161,7 +161,11 @@ def noise_gauge(df: pd.DataFrame, metrics=DEFAULT_METRICS) -> pd.DataFrame:
     spread of their estimates (max / min - 1) per quantity, what a step must exceed."""
     sel = df[df.metric.isin(metrics) & ~df.revision.fillna("").str.endswith("+") & (df.estimator != "exact")]
     keys = [*KEY, "compiler_version", "cflags", "revision"]
-    g = sel.groupby(keys, dropna=False).estimate.agg(["count", "min", "max"]).reset_index()
+    grouped = sel.groupby(keys, dropna=False)
+    g = grouped.estimate.agg(["count", "min", "max"]).reset_index()
+    if "gauge_relative" in sel:  # the same spread relative to the machine-speed gauge (NaN without one)
+        r = grouped.gauge_relative.agg(["min", "max"]).reset_index(drop=True)
+        g["spread_gauge_relative"] = r["max"] / r["min"] - 1
     g = g[g["count"] >= 2]
     g["spread"] = g["max"] / g["min"] - 1
     return g
@@ -171,8 +175,14 @@ def gauge_line(gauge: pd.DataFrame) -> str:
     if gauge.empty:
         return "noise gauge: no identical build measured in two runs yet"
     q = gauge.spread.quantile([0.5, 0.9])
-    return (f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
+    line = (f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
             f"{100 * q.iloc[0]:.2f} %, p90 {100 * q.iloc[1]:.2f} %, max {100 * gauge.spread.max():.2f} %")
+    rel = gauge.get("spread_gauge_relative", pd.Series(dtype=float)).dropna()
+    if len(rel):
+        r = rel.quantile([0.5, 0.9])
+        line += (f"; relative to the machine-speed gauge ({len(rel)} of them): p50 {100 * r.iloc[0]:.2f} %, p90 "
+                 f"{100 * r.iloc[1]:.2f} %, max {100 * rel.max():.2f} %")
+    return line
 
 
 def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD) -> str:
@@ -203,6 +213,14 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
         unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s, 128-bit key"
         figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {machine}: {metric}",
                                          ylabel=unit))
+        rel = {tc: [(_x_label(r, by), r.gauge_relative, r.gauge_relative_low, r.gauge_relative_high)
+                    for r in _order(t, by).itertuples() if math.isfinite(r.gauge_relative)]
+               for tc, t in g.groupby("toolchain")} if "gauge_relative" in g else {}
+        rel = {tc: pts for tc, pts in rel.items() if len(pts) >= 2}
+        if rel:  # beside the absolute series: the same runs relative to the machine-speed gauge
+            figs.append(charts.version_trend(rel, title=f"{cipher}/{impl} on {target} @ {machine}: {metric} "
+                                                        "relative to the machine-speed gauge",
+                                             ylabel="Kbit/s x gauge ns per iteration"))
     out = Path(reports_dir) / "history"
     out.mkdir(parents=True, exist_ok=True)
     html = jinja2.Template(_PAGE, autoescape=True).render(

@@ -110,3 +110,25 @@ def test_a_real_run_stores_the_gauge_of_every_process(fixture_lab, tmp_path):
     assert len(timed) >= 2 and (timed.gauge_relative > 0).all()
     assert (timed.gauge_relative_low <= timed.gauge_relative).all()
     assert (timed.gauge_relative <= timed.gauge_relative_high).all()
+
+
+def test_compare_and_history_show_the_gauge_relative_figures_beside_the_absolute(tmp_path):
+    from lab import compare, history
+
+    rd = tmp_path / "results"
+    runs = []
+    for machine in (1.0, 1.04, 1.0):  # the middle run on a machine 4 % slower; the same build in all three
+        timing, cycles = _processes([machine * f for f in (1.0, 1.05, 1.1)], [2.0 * machine * f for f in
+                                                                              (1.0, 1.05, 1.1)])
+        runs.append(synth.write_run(rd, [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing,
+                                                    cycles=cycles)]))
+    t = compare.compare_runs(rd, str(runs[0]), str(runs[1]), metrics=["encrypt_speed"])
+    (row,) = t.rows
+    assert row.speedup == pytest.approx(1 / 1.04, rel=1e-3) and row.gauge == pytest.approx(1.0, abs=1e-3)
+    text = compare.format_table(t)
+    assert "gauge-relative B vs A" in text.splitlines()[0] and "geometric mean 1.000" in text
+    df = history.load(rd)
+    line = history.gauge_line(history.noise_gauge(df, ("encrypt_speed",)))
+    assert "spread p50 4.00 %" in line and "relative to the machine-speed gauge (1 of them): p50 0.00 %" in line
+    page = history.write_site(df, [], history.noise_gauge(df), tmp_path / "reports").read_text()
+    assert "encrypt_speed relative to the machine-speed gauge" in page  # the figure beside the absolute one
