@@ -174,10 +174,13 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
                 Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
             invoke="bench.compilers"),
-    Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it",
+    Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it; "
+            "a bisection's cost over 64 commits",
             "bench_history", (
                 Opt("run", "the run to copy (default: the latest in results/)"),
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
+                Opt("bisect_commits", "then bisect a scratch range of this many commits on guest instructions "
+                    "and on time (default 64; 0 skips)", "int", default=64),
                 Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
             invoke="bench.history"),
     Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "

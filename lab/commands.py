@@ -388,10 +388,11 @@ def bench_compilers(space=None, ciphers=None, preset=False, out=None) -> int:
     return 0
 
 
-def bench_history(run=None, copies=None, out=None) -> int:
+def bench_history(run=None, copies=None, out=None, bisect_commits=None) -> int:
     from .bench import history
 
-    history.bench(_lab(), run, copies, Path(out) if out else None)
+    history.bench(_lab(), run, copies, Path(out) if out else None,
+                  bisect_commits=64 if bisect_commits is None else bisect_commits)
     return 0
 
 

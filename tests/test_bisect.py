@@ -90,3 +90,14 @@ def test_bad_arguments_are_one_line_errors(lab):
         bisect.bisect(lab, "rc6", toolchains=["gcc-11-O3"], say=lambda s: None)
     with pytest.raises(UserError, match="mix compiler families"):
         bisect.bisect(lab, "rc6", toolchains=["gcc-11-O3", "clang-14-O3"], say=lambda s: None)
+
+
+def test_bench_history_scratch_range_plants_one_step_among_its_commits(lab, tmp_path):
+    from lab.bench import history as bench_history
+
+    h = bench_history._scratch(lab.root, tmp_path / "repo", 6, 4)
+    assert len(h) == 7  # the base and six more
+    changed = [subprocess.run(["git", "-C", str(tmp_path / "repo"), "diff", "--name-only", a, b], capture_output=True,
+                              text=True, check=True).stdout.split() for a, b in zip(h, h[1:])]
+    assert changed[3] == ["c_src/ciphers/rc6/ref.c"] and all(c == ["README.md"] for i, c in enumerate(changed) if i != 3)
+    assert bisect.revisions(tmp_path / "repo", h[0], h[-1])[3] == (h[4], "rc6: extra work")
