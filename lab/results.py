@@ -611,7 +611,8 @@ def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
     return {**base, "metric": metric, "unit": unit, "estimate": value, "ci_low": value, "ci_high": value,
             "estimator": "fact", "confidence": None, "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
             "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
-            "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None}
+            "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None,
+            "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan}
 
 
 def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | None, target: float | None) -> dict:
@@ -709,13 +710,19 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
     from . import index
 
     dirs = resolve_runs(Path(results_dir), runs)
-    table, stale = index.read_many(dirs, VERSION, list(COLUMNS))
-    tables = [table] if table is not None else []
-    if stale:  # computed from the raw samples and indexed for next time, then all read again in the runs' order
-        computed = {d: _index_run(d) for d in stale}
-        table, unwritten = index.read_many(dirs, VERSION, list(COLUMNS))
-        tables = [table] if not unwritten else [computed[d] if d in computed else index.read(d, VERSION)
-                                                         for d in dirs]
+    table = index.read_combined(Path(results_dir), dirs, VERSION, list(COLUMNS)) if len(dirs) > 1 else None
+    if table is not None:
+        tables = [table]
+    else:
+        table, stale = index.read_many(dirs, VERSION, list(COLUMNS))
+        tables = [table] if table is not None else []
+        if stale:  # computed from the raw samples and indexed for next time, then all read again in order
+            computed = {d: _index_run(d) for d in stale}
+            table, unwritten = index.read_many(dirs, VERSION, list(COLUMNS))
+            tables = [table] if not unwritten else [computed[d] if d in computed else index.read(d, VERSION)
+                                                             for d in dirs]
+        if len(dirs) > 1 and len(tables) == 1:  # for the next load of these runs: one file instead of many
+            index.write_combined(Path(results_dir), dirs, tables[0], VERSION)
     df = index.to_frame(tables, list(COLUMNS))
     return with_rows(df) if not df.empty else pd.DataFrame(columns=list(COLUMNS))
 
