@@ -59,6 +59,17 @@ def test_the_step_is_confirmed_on_time(lab, repo):
     assert out.processes > 0 and out.counts == 0
 
 
+def test_the_commit_is_found_exactly_on_a_big_endian_container_target(lab, repo):
+    """Revisions built in the sparc64 image (each worktree mounted in its own container), counted here."""
+    from .conftest import image_or_skip
+
+    image_or_skip("sparc64", build_when_required=True)
+    r, h = repo
+    out = bisect.bisect(lab, "rc6", target="sparc64", good=h[0], bad=h[3], repo=r, say=lambda s: None)
+    assert out.first is not None and out.first.ref == h[2] and out.change > 0.5
+    assert out.counts == 4 and out.processes == 0 and out.builds >= 4
+
+
 def test_two_equal_revisions_are_no_difference(lab, repo):
     r, h = repo
     exact = bisect.bisect(lab, "rc6", good=h[0], bad=h[1], repo=r, say=lambda s: None)
