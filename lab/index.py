@@ -130,7 +130,7 @@ def write_combined(results_dir: Path, run_dirs: list[Path], table: pa.Table, res
     runs = {os.path.abspath(d): {"run_id": d.name, "stamp": _stamp(d, results_version)} for d in run_dirs}
     meta = {"results_version": results_version, "code": code_hash(), "runs": runs}
     table = table.replace_schema_metadata({_KEY: json.dumps(meta).encode()})
-    tmp = Path(results_dir) / (COMBINED + ".tmp")
+    tmp = Path(results_dir) / f"{COMBINED}.{os.getpid()}.tmp"  # two loads at once never write one file
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, Path(results_dir) / COMBINED)
