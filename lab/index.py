@@ -10,7 +10,8 @@ loaded.  Columnar (Parquet through pyarrow), read in one pass for many runs: :fu
 file's stamp in its footer and reads all the current files as one dataset; the per-process values stay an Arrow
 list column (a Python list is made only for the element a caller looks at).
 
-Reading a thousand small files costs about 20 ms each, whatever their size (a footer and 60 column chunks apiece),
+Reading a thousand small files costs tens of ms each on the lab's VM, whatever their size (a footer and 60 column
+chunks apiece),
 so a load of several runs also leaves one combined file in the results folder, ``quantities-runs.parquet``: the
 rows of exactly those runs, with every run's stamp in its metadata.  The next load of any of those runs reads it
 instead (:func:`read_combined`) when the format version, the code hash and every requested run's stamp are still
