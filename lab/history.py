@@ -2,8 +2,9 @@
 
 A *series* is one cell (implementation, toolchain, target, machine) and one quantity; its points are the runs that
 measured it, ordered by the run's start, by the compiler version, or by the git revision the run was made from
-(the revision's place in the repository's history, :func:`with_revision_order`; runs of one revision by start).  One machine's figures are never drawn on
-another's series: the machine is part of the key, and a history is asked for per machine.
+(the revision's place in the repository's history, :func:`with_revision_order`; runs of one revision by start).
+One machine's figures are never drawn on another's series: the machine is part of the key, and a history is asked
+for per machine.
 
 Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
 its test: the split of a segment whose two sides differ most, judged on their pooled per-process values by
@@ -251,4 +252,5 @@ noise band; exact counts: a change beyond 3 %).</p>
 </body></html>
 """
 
-__all__ = ["load", "with_revision_order", "steps", "change_points", "noise_gauge", "format_history", "write_site", "Step"]
+__all__ = ["load", "with_revision_order", "steps", "change_points", "noise_gauge", "format_history", "write_site",
+           "Step"]

@@ -196,4 +196,5 @@ def of(records: list, kind: type[R]) -> list[R]:
 
 
 __all__ = ["Record", "KatFail", "KatChecksum", "KatSummary", "ImplRecord", "UnavailableRecord", "ErrorRecord",
-           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "GaugeRecord", "ProtocolError", "parse", "read", "of"]
+           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "GaugeRecord", "ProtocolError", "parse", "read",
+           "of"]

@@ -59,8 +59,8 @@ def _scratch(root: Path, repo: Path, commits: int, step_at: int) -> list[str]:
     for i in range(commits + 1):
         if i == step_at:
             src = repo / "c_src" / "ciphers" / "rc6" / "ref.c"
-            src.write_text(src.read_text().replace("        RC6_ENC4(1);\n", "        for (volatile int w = 0; w < 100; "
-                                                   "w++)\n            ;\n        RC6_ENC4(1);\n", 1))
+            loop = "        for (volatile int w = 0; w < 100; w++)\n            ;\n"
+            src.write_text(src.read_text().replace("        RC6_ENC4(1);\n", loop + "        RC6_ENC4(1);\n", 1))
         elif i:
             with (repo / "README.md").open("a") as f:
                 f.write(f"\nnote {i}\n")
