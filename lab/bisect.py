@@ -142,6 +142,20 @@ class _WorktreeBackend(HostBackend):
         return self._plugin
 
 
+def _worktree_backend(wlab: Lab, target: str, plugin: str | None, build_dir: Path):
+    """The backend that builds a revision's worktree: this machine for the host; for a target with an image, the
+    mixed backend with the worktree as its root (its container mounts the worktree; the count runs here, with this
+    lab's QEMU plugin)."""
+    if not wlab.target(target).image:
+        return _WorktreeBackend(wlab.root, plugin)
+    from .backends.mixed import MixedBackend
+
+    be = MixedBackend(wlab, build_dir=build_dir, progress=lambda s: None)
+    be.host = _WorktreeBackend(wlab.root, plugin)
+    be.host.cancel = be.cancel
+    return be
+
+
 def _git(repo: Path, *args: str) -> str:
     p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if p.returncode != 0:
@@ -165,15 +179,12 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
     if metric in TIMED and (lab.target(target).emulated or lab.target(target).image):
         raise UsageError("a bisection on time measures this machine's hardware: use --target host, or a "
                          "guest-instruction metric")
-    if not toolchains and lab.target(target).image:
-        raise UsageError("a bisection over revisions builds on this machine: use --target host (compiler versions "
-                         "can be bisected on any target with --toolchains)")
     if bool(toolchains) == bool(good or bad):
         raise UsageError("bisect needs either --good and --bad (revisions) or --toolchains (compiler versions)")
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="cipherlab-bisect-"))
     # a target with an image: the mixed backend (builds in the image, counts with this machine's QEMU and plugin,
-    # which the Debian 13 images cannot load)
+    # which the Debian 13 images cannot load); revisions: one per worktree (_worktree_backend)
     backend = make_backend(lab, "host" if not lab.target(target).image else "mixed", build_dir=tmp / "b",
                            progress=lambda s: None)
     pr = _Probe(backend, cipher, impl, target, metric, tmp / "b" / "builds")  # under the backend's build dir
@@ -198,8 +209,14 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
                 wt = tmp / "wt" / p.ref
                 _git(repo, "worktree", "add", "--detach", str(wt), p.ref)
                 worktrees.append(wt)
-                pr.prepare(p, Lab(root=wt / rel, shared=lab.shared), toolchain,
-                           _WorktreeBackend(wt / rel, backend.plugin_path()))
+                wlab = Lab(root=wt / rel, shared=lab.shared)
+                be = _worktree_backend(wlab, target, backend.plugin_path(), tmp / "b")
+                try:
+                    be.prepare([wlab.target(target)], inputs=sorted(set(wlab.cipher(cipher).impl(
+                        impl or wlab.cipher(cipher).default_impl).vector_files)))
+                    pr.prepare(p, wlab, toolchain, be)
+                finally:
+                    be.close()  # a target with an image: this revision's container
 
         probes = [Probe(h, h if toolchains else h[:12], s) for h, s in line]
 

@@ -176,10 +176,13 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
                 Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
             invoke="bench.compilers"),
-    Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it",
+    Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it; "
+            "a bisection's cost over 64 commits",
             "bench_history", (
                 Opt("run", "the run to copy (default: the latest in results/)"),
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
+                Opt("bisect_commits", "then bisect a scratch range of this many commits on guest instructions "
+                    "and on time (default 64; 0 skips)", "int", default=64),
                 Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
             invoke="bench.history"),
     Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
@@ -249,7 +252,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("toolchains", "comma list of toolchains", "csv"),
                 Opt("targets", "comma list of targets", "csv"),
                 Opt("machine", "the machine whose runs (default: every machine; never mixed in one series)"),
-                Opt("by", "date (default) or compiler: the order of a series' points", default="date"),
+                Opt("by", "date (default), compiler or revision (the run's git revision, in commit order): the order "
+                    "of a series' points", default="date"),
                 Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
                 Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),

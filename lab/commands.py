@@ -390,10 +390,11 @@ def bench_compilers(space=None, ciphers=None, preset=False, out=None) -> int:
     return 0
 
 
-def bench_history(run=None, copies=None, out=None) -> int:
+def bench_history(run=None, copies=None, out=None, bisect_commits=None) -> int:
     from .bench import history
 
-    history.bench(_lab(), run, copies, Path(out) if out else None)
+    history.bench(_lab(), run, copies, Path(out) if out else None,
+                  bisect_commits=64 if bisect_commits is None else bisect_commits)
     return 0
 
 
@@ -414,13 +415,15 @@ def history(ciphers=None, implementations=None, toolchains=None, targets=None, m
             results_dir=None, reports_dir=None) -> int:
     from . import history as hist
 
-    if by not in ("date", "compiler"):
-        raise UsageError(f"option --by: '{by}' is not supported (use date or compiler)")
+    if by not in ("date", "compiler", "revision"):
+        raise UsageError(f"option --by: '{by}' is not supported (use date, compiler or revision)")
     lab = _lab()
     df = hist.load(_dir(lab, results_dir, "results"), machine, cipher=ciphers, implementation=implementations,
                    toolchain=toolchains, target=targets)
     if df.empty:
         raise UsageError("no measured runs match (see results/ and the filters given)")
+    if by == "revision":
+        df = hist.with_revision_order(df, lab.root)
     found = hist.steps(df, tuple(metrics) if metrics else hist.DEFAULT_METRICS, by)
     gauge = hist.noise_gauge(df)
     print(hist.format_history(found, gauge))

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .status import Status
-from . import results, stats
+from . import index, results, stats
 from .errors import UserError
 
 DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "ekey", "dkey", "encrypt_per_block",
@@ -39,6 +39,7 @@ class Row:
     ci_high: float
     p_value: float
     verdict: str
+    gauge: float = math.nan  # B vs A (speed) of the gauge-relative figures; NaN where a side has no gauge
 
 
 @dataclass
@@ -82,17 +83,19 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
     for _, r in m.iterrows():
         speed = r.metric.endswith("speed")
         exact = r.estimator_a == "exact" or r.estimator_b == "exact"
-        if exact or r.per_process_a is None or r.per_process_b is None:
+        ga, gb = r.get("gauge_relative_a", math.nan), r.get("gauge_relative_b", math.nan)
+        gauge = (gb / ga if speed else ga / gb) if ga > 0 and gb > 0 else math.nan  # NaN compares False
+        if exact or not index.has_values(r.per_process_a) or not index.has_values(r.per_process_b):
             ratio = r.estimate_b / r.estimate_a if speed else r.estimate_a / r.estimate_b
             verdict = stats.exact_verdict(ratio, threshold)
             rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
-                            ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict))
+                            ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict, gauge))
             continue
         # cost ratio B/A; rows with per-process values are estimated by "min" or "median" (exact counts and facts
         # took the branch above)
         s = stats.speedup(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold)
         rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, s.speedup,
-                        s.ci_low, s.ci_high, s.p_value, s.verdict))
+                        s.ci_low, s.ci_high, s.p_value, s.verdict, gauge))
     rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks))  # n_blocks: NaN except for per-block rows
     return rows
 
@@ -131,17 +134,23 @@ def compare_toolchains(df: pd.DataFrame, threshold: float = stats.NOISE_THRESHOL
 
 
 def format_table(t: Table) -> str:  # pragma: no mutate block (I/O: docs/testing.md)
-    head = ["cell", "quantity", f"A ({t.a})", f"B ({t.b})", "B vs A (speed)", "95 % CI", "p", "verdict"]
+    gauged = [r.gauge for r in t.rows if math.isfinite(r.gauge)]
+    head = ["cell", "quantity", f"A ({t.a})", f"B ({t.b})", "B vs A (speed)", "95 % CI", "p", "verdict"] + \
+        (["gauge-relative B vs A"] if gauged else [])
     body = []
     for r in t.rows:
         q = r.metric + (f" {int(r.key_size)}" if r.key_size == r.key_size else "") + \
             (f" n={int(r.n_blocks)}" if r.n_blocks == r.n_blocks and r.n_blocks is not None else "")
         body.append([r.item, q, f"{r.a:,.4g}", f"{r.b:,.4g}", f"{r.speedup:.3f}", f"[{r.ci_low:.3f}, {r.ci_high:.3f}]",
-                     f"{r.p_value:.3g}", r.verdict])
+                     f"{r.p_value:.3g}", r.verdict] + ([f"{r.gauge:.3f}" if math.isfinite(r.gauge) else "-"]
+                                                       if gauged else []))
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)] if body else [len(h) for h in head]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     counts = t.counts()
     summary = (f"{len(t.rows)} quantities: {counts['faster']} faster, {counts['slower']} slower, "
                f"{counts['no change']} no change (threshold ±{100 * t.threshold:.1f} %, U test at 5 %); "
                f"geometric mean of B's speed relative to A: {t.geomean:.3f}")
+    if gauged:  # beside the headline, not instead of it: the gauge removes the machine's speed, not the code's
+        summary += (f"\nrelative to the machine-speed gauge of each side's own processes ({len(gauged)} quantities): "
+                    f"geometric mean {float(np.exp(np.mean(np.log(gauged)))):.3f}")
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(b) for b in body), "", summary])

@@ -1,8 +1,10 @@
 """History: every quantity over runs, its steps found, and the noise of identical builds as the gauge.
 
 A *series* is one cell (implementation, toolchain, target, machine) and one quantity; its points are the runs that
-measured it, ordered by the run's start (or by the compiler version).  One machine's figures are never drawn on
-another's series: the machine is part of the key, and a history is asked for per machine.
+measured it, ordered by the run's start, by the compiler version, or by the git revision the run was made from
+(the revision's place in the repository's history, :func:`with_revision_order`; runs of one revision by start).
+One machine's figures are never drawn on another's series: the machine is part of the key, and a history is asked
+for per machine.
 
 Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
 its test: the split of a segment whose two sides differ most, judged on their pooled per-process values by
@@ -24,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from .status import Status
-from . import results, stats
+from . import index, results, stats
 from .trends import compiler_of
 
 KEY = ["cipher", "implementation", "toolchain", "target", "machine", "metric", "key_size", "n_blocks"]
@@ -70,7 +72,36 @@ def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame
     return df
 
 
+def with_revision_order(df: pd.DataFrame, repo: Path) -> pd.DataFrame:
+    """df with ``revision_order``: the position of each run's recorded revision in the repository's history
+    (``git rev-list --topo-order --reverse --all``, oldest 0; a '+' suffix, uncommitted changes, ignored); NaN
+    for a revision the repository does not know (a run made from another clone) or none, drawn after the known
+    ones."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "rev-list", "--topo-order", "--reverse", "--all"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+    rank = {h: i for i, h in enumerate(out)}
+
+    def find(rev) -> float:
+        rev = (rev or "").rstrip("+")
+        if len(rev) < 7:
+            return math.nan
+        if rev in rank:
+            return float(rank[rev])
+        hit = [i for h, i in rank.items() if h.startswith(rev)]  # an abbreviated hash
+        return float(hit[0]) if len(hit) == 1 else math.nan
+
+    ranks = {r: find(r) for r in df.revision.unique()}
+    return df.assign(revision_order=df.revision.map(ranks).astype(float))
+
+
 def _order(g: pd.DataFrame, by: str) -> pd.DataFrame:
+    if by == "revision":
+        return g.sort_values(["revision_order", "started", "run_id"], na_position="last")
     if by == "compiler":
         v = [compiler_of(t, c) for t, c in zip(g.compiler_version, g.compiler)]
         return g.assign(_x=[x[1] if x else () for x in v]).sort_values(["_x", "started"])
@@ -83,7 +114,7 @@ def _split_test(left: pd.DataFrame, right: pd.DataFrame, threshold: float) -> tu
     if exact:  # counts are costs, exact: a change beyond the threshold
         sp = float(left.estimate.median()) / float(right.estimate.median())
         return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
-    pool = lambda d: [x for pp in d.per_process for x in (pp or [])]  # noqa: E731
+    pool = lambda d: [x for pp in d.per_process if index.has_values(pp) for x in pp]  # noqa: E731
     # per-process values are costs for every timed quantity (speeds are converted after)
     s = stats.speedup(pool(left), pool(right), left.estimator.iloc[0], threshold)
     return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
@@ -131,7 +162,11 @@ def noise_gauge(df: pd.DataFrame, metrics=DEFAULT_METRICS) -> pd.DataFrame:
     spread of their estimates (max / min - 1) per quantity, what a step must exceed."""
     sel = df[df.metric.isin(metrics) & ~df.revision.fillna("").str.endswith("+") & (df.estimator != "exact")]
     keys = [*KEY, "compiler_version", "cflags", "revision"]
-    g = sel.groupby(keys, dropna=False).estimate.agg(["count", "min", "max"]).reset_index()
+    grouped = sel.groupby(keys, dropna=False)
+    g = grouped.estimate.agg(["count", "min", "max"]).reset_index()
+    if "gauge_relative" in sel:  # the same spread relative to the machine-speed gauge (NaN without one)
+        r = grouped.gauge_relative.agg(["min", "max"]).reset_index(drop=True)
+        g["spread_gauge_relative"] = r["max"] / r["min"] - 1
     g = g[g["count"] >= 2]
     g["spread"] = g["max"] / g["min"] - 1
     return g
@@ -141,8 +176,14 @@ def gauge_line(gauge: pd.DataFrame) -> str:
     if gauge.empty:
         return "noise gauge: no identical build measured in two runs yet"
     q = gauge.spread.quantile([0.5, 0.9])
-    return (f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
+    line = (f"noise gauge: {len(gauge)} quantities of identical builds in several runs; spread p50 "
             f"{100 * q.iloc[0]:.2f} %, p90 {100 * q.iloc[1]:.2f} %, max {100 * gauge.spread.max():.2f} %")
+    rel = gauge.get("spread_gauge_relative", pd.Series(dtype=float)).dropna()
+    if len(rel):
+        r = rel.quantile([0.5, 0.9])
+        line += (f"; relative to the machine-speed gauge ({len(rel)} of them): p50 {100 * r.iloc[0]:.2f} %, p90 "
+                 f"{100 * r.iloc[1]:.2f} %, max {100 * rel.max():.2f} %")
+    return line
 
 
 def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD) -> str:
@@ -167,12 +208,20 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
         series = {}
         for tc, t in g.groupby("toolchain"):
             t = _order(t, by)
-            series[tc] = [(r.run_id[:15] if by == "date" else r.compiler_version.split(" (")[0], r.estimate,
+            series[tc] = [(_x_label(r, by), r.estimate,
                            r.ci_low if math.isfinite(r.ci_low) else r.estimate,
                            r.ci_high if math.isfinite(r.ci_high) else r.estimate) for r in t.itertuples()]
         unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s, 128-bit key"
         figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {machine}: {metric}",
                                          ylabel=unit))
+        rel = {tc: [(_x_label(r, by), r.gauge_relative, r.gauge_relative_low, r.gauge_relative_high)
+                    for r in _order(t, by).itertuples() if math.isfinite(r.gauge_relative)]
+               for tc, t in g.groupby("toolchain")} if "gauge_relative" in g else {}
+        rel = {tc: pts for tc, pts in rel.items() if len(pts) >= 2}
+        if rel:  # beside the absolute series: the same runs relative to the machine-speed gauge
+            figs.append(charts.version_trend(rel, title=f"{cipher}/{impl} on {target} @ {machine}: {metric} "
+                                                        "relative to the machine-speed gauge",
+                                             ylabel="Kbit/s x gauge ns per iteration"))
     out = Path(reports_dir) / "history"
     out.mkdir(parents=True, exist_ok=True)
     html = jinja2.Template(_PAGE, autoescape=True).render(
@@ -180,6 +229,12 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
         machines=sorted(df.machine.unique()), gauge=gauge_line(gauge))
     (out / "index.html").write_text(html)
     return out / "index.html"
+
+
+def _x_label(r, by: str) -> str:
+    if by == "revision":
+        return (r.revision or "?")[:10]
+    return r.run_id[:15] if by == "date" else r.compiler_version.split(" (")[0]
 
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cipherlab history</title>
@@ -197,4 +252,5 @@ noise band; exact counts: a change beyond 3 %).</p>
 </body></html>
 """
 
-__all__ = ["load", "steps", "change_points", "noise_gauge", "format_history", "write_site", "Step"]
+__all__ = ["load", "with_revision_order", "steps", "change_points", "noise_gauge", "format_history", "write_site",
+           "Step"]

@@ -6,7 +6,16 @@ metadata the results format version, a hash of the code that computes the rows
 (lab/results.py, quantities.py, stats.py) and the size and modification time of ``run.json`` and
 ``cells.jsonl``; any difference makes it stale, and :func:`read` then returns None so that the caller recomputes
 (and, where it can, writes it anew).  Written when a run finishes and whenever a run without a current index is
-loaded.  Columnar (Parquet through pyarrow), read in one pass for many runs.
+loaded.  Columnar (Parquet through pyarrow), read in one pass for many runs: :func:`read_many` checks each
+file's stamp in its footer and reads all the current files as one dataset; the per-process values stay an Arrow
+list column (a Python list is made only for the element a caller looks at).
+
+Reading a thousand small files costs tens of ms each on the lab's VM, whatever their size (a footer and 60 column
+chunks apiece),
+so a load of several runs also leaves one combined file in the results folder, ``quantities-runs.parquet``: the
+rows of exactly those runs, with every run's stamp in its metadata.  The next load of any of those runs reads it
+instead (:func:`read_combined`) when the format version, the code hash and every requested run's stamp are still
+the same; otherwise the runs are read one by one again and the combined file is written anew.
 """
 
 from __future__ import annotations
@@ -17,11 +26,15 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 FILE = "quantities.parquet"
+COMBINED = "quantities-runs.parquet"  # in a results folder: the rows of the runs it last loaded together
 _KEY = b"cipherlab-index"
 
 
@@ -64,6 +77,13 @@ def write(run_dir: Path, df: pd.DataFrame, results_version: int) -> Path | None:
     return run_dir / FILE
 
 
+def _current(stamp_bytes: bytes | None, run_dir: Path, results_version: int) -> bool:
+    try:
+        return json.loads(stamp_bytes or b"{}") == _stamp(run_dir, results_version)
+    except ValueError:
+        return False
+
+
 def read(run_dir: Path, results_version: int) -> pa.Table | None:
     """The run's stored table, or None when there is none or it is stale (one read: the stamp is in the
     table's own metadata)."""
@@ -71,22 +91,102 @@ def read(run_dir: Path, results_version: int) -> pa.Table | None:
         table = pq.read_table(run_dir / FILE)
     except (OSError, pa.ArrowInvalid):
         return None
+    return table if _current((table.schema.metadata or {}).get(_KEY), run_dir, results_version) else None
+
+
+def read_many(run_dirs: list[Path], results_version: int, columns: list[str]) -> tuple[pa.Table | None, list[Path]]:
+    """The current tables of many runs as one Arrow table (in the order of `run_dirs`), and the runs whose index is
+    missing or stale (the caller computes those).  Each file's footer is read once for its stamp and schema;
+    the rows of all current files are then read as one dataset, with the schemas unified (a column that is all
+    null in one run takes the type it has in the others)."""
+    paths, schemas, stale = [], [], []
+    for d in run_dirs:
+        try:
+            schema = pq.read_schema(d / FILE)
+        except (OSError, pa.ArrowInvalid):
+            stale.append(d)
+            continue
+        if _current((schema.metadata or {}).get(_KEY), d, results_version) and set(columns) <= set(schema.names):
+            paths.append(str(d / FILE))
+            schemas.append(schema.remove_metadata())
+        else:
+            stale.append(d)
+    if not paths:
+        return None, stale
+    schema = pa.unify_schemas(schemas, promote_options="permissive")
+    return ds.dataset(paths, schema=schema, format="parquet").to_table(columns=columns), stale
+
+
+def _arrow_lists(t: pa.DataType):
+    return pd.ArrowDtype(t) if pa.types.is_list(t) or pa.types.is_large_list(t) else None
+
+
+def write_combined(results_dir: Path, run_dirs: list[Path], table: pa.Table, results_version: int) -> None:
+    """Stores the rows of several runs (table, the runs' rows) as one file of the results folder, stamped with every
+    run's stamp; nothing when the folder cannot be written or the runs' ids are not unique (a row names its run by
+    id)."""
+    ids = [d.name for d in run_dirs]
+    if len(set(ids)) != len(ids):
+        return
+    runs = {os.path.abspath(d): {"run_id": d.name, "stamp": _stamp(d, results_version)} for d in run_dirs}
+    meta = {"results_version": results_version, "code": code_hash(), "runs": runs}
+    table = table.replace_schema_metadata({_KEY: json.dumps(meta).encode()})
+    tmp = Path(results_dir) / f"{COMBINED}.{os.getpid()}.tmp"  # two loads at once never write one file
     try:
-        stamp = json.loads((table.schema.metadata or {}).get(_KEY, b"{}"))
-    except ValueError:
+        pq.write_table(table, tmp)
+        os.replace(tmp, Path(results_dir) / COMBINED)
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def read_combined(results_dir: Path, run_dirs: list[Path], results_version: int,
+                  columns: list[str]) -> pa.Table | None:
+    """The rows of `run_dirs`, in their order, from the results folder's combined file; None when there is none,
+    or it lacks one of the runs, or any stamp differs (then the caller reads the runs one by one)."""
+    try:
+        pf = pq.ParquetFile(Path(results_dir) / COMBINED)
+        meta = json.loads((pf.schema_arrow.metadata or {}).get(_KEY, b"{}"))
+    except (OSError, pa.ArrowInvalid, ValueError):
         return None
-    return table if stamp == _stamp(run_dir, results_version) else None
+    if meta.get("results_version") != results_version or meta.get("code") != code_hash() or \
+            not set(columns) <= set(pf.schema_arrow.names):
+        return None
+    runs, want = meta.get("runs", {}), {}
+    for i, d in enumerate(run_dirs):
+        r = runs.get(os.path.abspath(d))
+        if r is None or r["stamp"] != json.loads(json.dumps(_stamp(d, results_version))) or r["run_id"] in want:
+            return None
+        want[r["run_id"]] = i
+    table = pf.read(columns=columns)
+    # each row's place: its run's position among run_dirs (-1: a run not asked for), rows of a run kept in order
+    enc = pc.dictionary_encode(table.column("run_id")).combine_chunks()
+    rank = np.array([want.get(x, -1) for x in enc.dictionary.to_pylist()], dtype=np.int64)[
+        enc.indices.to_numpy(zero_copy_only=False)]
+    if len(rank) and rank.min() >= 0 and (np.diff(rank) >= 0).all():
+        return table  # exactly these runs, in this order: nothing to take
+    rows = np.nonzero(rank >= 0)[0]
+    return table.take(pa.array(rows[np.argsort(rank[rows], kind="stable")]))
 
 
 def to_frame(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
-    """Many runs' tables as one DataFrame (one conversion for all)."""
+    """Many runs' tables as one DataFrame (one conversion for all).  ``per_process`` stays an Arrow list column
+    (``list<double>[pyarrow]``): an element read from it is a Python list, a missing one ``pd.NA``; see
+    :func:`has_values`."""
     tables = [t.select(columns) for t in tables if t.num_rows]
     if not tables:
         return pd.DataFrame(columns=columns)
-    df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-    # lists come back as numpy arrays: the per-process values as plain lists, as results.cell_rows makes them
-    df["per_process"] = df["per_process"].map(lambda v: None if v is None else v.tolist())
-    return df
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+    return table.to_pandas(types_mapper=_arrow_lists)
 
 
-__all__ = ["write", "read", "to_frame", "FILE"]
+def has_values(v) -> bool:
+    """True for a row's per-process values (a list, from the index or from a fresh computation); False for a
+    row without them (None or pd.NA: facts)."""
+    return isinstance(v, (list, tuple, np.ndarray))
+
+
+__all__ = ["write", "read", "read_many", "read_combined", "write_combined", "to_frame", "has_values", "FILE",
+           "COMBINED"]

@@ -80,6 +80,13 @@ def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
     return (float(tps) if tps else None), ops
 
 
+def parse_gauge(c: Completed, program: str) -> dict | None:
+    """The machine-speed gauge of one timing or cycles process in the stored form (lab.results.Gauge); None
+    when the program measured none (the instruction counter)."""
+    g = next(iter(protocol.of(_records(c, program), protocol.GaugeRecord)), None)
+    return g.stored() if g else None
+
+
 def failure_status(c: Completed) -> str:
     if c.unreachable:
         return Status.UNREACHABLE
@@ -187,8 +194,10 @@ class Measurer:
         except OutputError as e:
             cs.failure = (Status.MEASURE_FAILED, str(e))
             return
+        tp = {"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing,
+              "gauge": parse_gauge(c, "timing")}
         if not cs.counts_cycles:
-            cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
+            cs.timing.append(tp)
             return
         d = self._run(cs, cs.cycles_program, cycles_args(cell))
         if d.returncode != 0:
@@ -199,8 +208,9 @@ class Measurer:
         except OutputError as e:
             cs.failure = (Status.MEASURE_FAILED, str(e))
             return
-        cs.timing.append({"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing})
-        cs.cycles.append({"started": d.started, "seconds": round(d.seconds, 4), "ticks_per_second": tps, "ops": ops})
+        cs.timing.append(tp)
+        cs.cycles.append({"started": d.started, "seconds": round(d.seconds, 4), "ticks_per_second": tps, "ops": ops,
+                          "gauge": parse_gauge(d, "cycles")})
 
     def measure(self, todo: list[CellSamples]) -> None:
         """Every cell to its stopping point, `interleave` cells at a time, round robin."""
@@ -234,4 +244,4 @@ def expected_seconds(cells: list[Cell]) -> float:
 
 
 __all__ = ["Measurer", "CellSamples", "timing_args", "cycles_args", "parse_timing", "parse_cycles",
-           "failure_status", "OutputError", "expected_seconds"]
+           "parse_gauge", "failure_status", "OutputError", "expected_seconds"]

@@ -17,6 +17,7 @@ ct              ``ct_region``     :class:`CtRegionRecord` — which input and op
 ct --dudect     ``dudect``        :class:`DudectRecord` — fixed-vs-random classes and deltas of one operation
 SterbenzLipp    ``sterbenz_lipp`` :class:`SterbenzLippRecord` — Sterbenz & Lipp's samples of one operation
 SterbenzLipp    ``sink``          :class:`SinkRecord` — what the timed Java work computed (keeps it alive)
+timing/cycles   ``gauge``         :class:`GaugeRecord` — the machine-speed gauge's samples in that process
 any             ``error``         :class:`ErrorRecord` — a usage or input error (exit 2)
 any             ``unavailable``   :class:`UnavailableRecord` — the implementation cannot run here (exit 3)
 ==============  ===============  ===========================================================================
@@ -184,8 +185,22 @@ class SinkRecord(_Record):
     value: int
 
 
+class GaugeRecord(_Record):
+    """The machine-speed gauge (c_src/harness/util.h): a fixed workload sampled once per round beside the cell's
+    samples, with the same clock (timing) or counter (cycles)."""
+    type: Literal["gauge"]
+    workload: str
+    per_sample: int = Field(gt=0)  # iterations of the workload in one sample
+    unit: str
+    samples: list[int] = Field(min_length=1)
+
+    def stored(self) -> dict:
+        """The stored form (lab.results.Gauge)."""
+        return self.model_dump(exclude={"type"})
+
+
 _MODELS = (KatFail, KatChecksum, KatSummary, ImplRecord, UnavailableRecord, ErrorRecord, TimingRecord, CounterRecord,
-           CyclesRecord, CtRegionRecord, DudectRecord, SterbenzLippRecord, SinkRecord)
+           CyclesRecord, GaugeRecord, CtRegionRecord, DudectRecord, SterbenzLippRecord, SinkRecord)
 Record = Annotated[Union[_MODELS], Field(discriminator="type")]  # type: ignore[valid-type]
 _ADAPTER: TypeAdapter = TypeAdapter(Record)
 R = TypeVar("R")
@@ -220,5 +235,5 @@ def of(records: list, kind: type[R]) -> list[R]:
 
 
 __all__ = ["Record", "KatFail", "KatChecksum", "KatSummary", "ImplRecord", "UnavailableRecord", "ErrorRecord",
-           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "CtRegionRecord", "DudectRecord",
-           "SterbenzLippRecord", "SinkRecord", "ProtocolError", "parse", "read", "of"]
+           "TimingRecord", "TimingOp", "CounterRecord", "CyclesRecord", "GaugeRecord", "CtRegionRecord",
+           "DudectRecord", "SterbenzLippRecord", "SinkRecord", "ProtocolError", "parse", "read", "of"]

@@ -36,6 +36,7 @@ class Quantity:
     rate_work: float | None = None  # speeds: rate = rate_work / cost
     resolution: float | None = None  # one counter step per unit of this quantity, per process (largest)
     below_resolution: bool = False  # indistinguishable from the overhead in some process
+    gauge: list[float | None] = field(default_factory=list)  # each process's gauge cost, beside per_process
 
     @property
     def key(self) -> tuple:
@@ -50,10 +51,24 @@ def headline(q: Quantity, estimator: str, confidence: float) -> stats.Estimate:
     return e.inverted(q.rate_work) if q.rate_work is not None else e
 
 
-def timing_quantities(processes: list[dict], block_bits: int, timer: str) -> list[Quantity]:
-    """processes: [{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample": k, "ns": [...]}}}]."""
+def gauge_relative(q: Quantity, estimator: str, confidence: float) -> stats.Estimate | None:
+    """q relative to the machine-speed gauge of its own processes: each process's minimum cost divided by that
+    process's gauge cost, summarised by the estimator with its interval (a speed: rate_work over it, i.e. the
+    rate divided by the gauge's speed).  Per process, because the gauge ran in the same process as the cell's
+    samples, interleaved with them: it shares their memory layout, clock frequency and neighbours, which a
+    run-wide gauge would not.  None when some process has no gauge."""
+    if not q.per_process or len(q.gauge) != len(q.per_process) or any(not g for g in q.gauge):
+        return None
+    e = stats.estimate([c / g for c, g in zip(q.per_process, q.gauge)], estimator, confidence)
+    return e.inverted(q.rate_work) if q.rate_work is not None else e
+
+
+def timing_quantities(processes: list[dict], block_bits: int, timer: str,
+                      gauges: list[float | None] | None = None) -> list[Quantity]:
+    """processes: [{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample": k, "ns": [...]}}}]; gauges: each
+    process's gauge cost (ns per iteration) or None."""
     out: dict[tuple, Quantity] = {}
-    for proc in processes:
+    for i, proc in enumerate(processes):
         for ks, ops in proc.items():
             for op, data in ops.items():
                 metric = SPEED_METRICS[op]
@@ -64,19 +79,22 @@ def timing_quantities(processes: list[dict], block_bits: int, timer: str) -> lis
                 unit, work = ("keys/s", 2e9) if op == "key_setup" else ("Kbit/s", block_bits * 1e6)
                 q = out.setdefault((metric, int(ks)), Quantity(metric, int(ks), None, unit, timer, rate_work=work))
                 q.per_process.append(float(costs.min()))
+                q.gauge.append(gauges[i] if gauges else None)
                 q.samples.extend(costs.tolist())
     return list(out.values())
 
 
-def cycle_quantities(processes: list[list[dict]], prefix: str = "") -> list[Quantity]:
+def cycle_quantities(processes: list[list[dict]], prefix: str = "",
+                     gauges: list[float | None] | None = None) -> list[Quantity]:
     """processes: [[{"key_size", "op", "n", "calls", "counter", "unit", "deltas": [...]}, ...], ...].
 
     Costs are counter units per call (per block for Encrypt-n/Decrypt-n) after the
     process's empty-call overhead (its smallest `null` delta) is subtracted once per
     sample.  A quantity whose cost in some process is within one counter step of the
-    overhead is marked below the counter's resolution."""
+    overhead is marked below the counter's resolution.  gauges: each process's gauge cost (counter units per
+    iteration) or None."""
     out: dict[tuple, Quantity] = {}
-    for ops in processes:
+    for i, ops in enumerate(processes):
         # guest-instruction counts ("insn_") are exact: their resolution is one instruction
         step = 1 if prefix else counter_step([d for op in ops for d in op["deltas"]])
         overhead = {op["key_size"]: min(op["deltas"]) for op in ops if op["op"] == "null" and op["deltas"]}
@@ -95,6 +113,7 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "") -> list[Quan
             q = out.setdefault((metric, ks, n if per_block else None),
                                Quantity(metric, ks, n if per_block else None, op["unit"], op["counter"]))
             q.per_process.append(float((d.min() - ov) / units))
+            q.gauge.append(gauges[i] if gauges else None)
             q.samples.extend(((d - ov) / units).tolist())
             q.resolution = max(q.resolution or 0.0, step / units)
             if op["op"] != "null" and d.min() - ov < step:

@@ -34,7 +34,7 @@ from . import stats
 from .errors import RunError, UserError
 from .ct import CtVerdict
 from .status import STATUSES, Status
-from .quantities import Quantity, cycle_quantities, headline, timing_quantities
+from .quantities import Quantity, cycle_quantities, gauge_relative, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
@@ -77,10 +77,23 @@ class TimingOp(Model):
     ns: list[int]
 
 
+class Gauge(Model):
+    """The machine-speed gauge's raw samples in one measuring process (None in runs made before it existed)."""
+    workload: str  # the reference workload's name (c_src/harness/util.h): gauges of different ones never mix
+    per_sample: int  # iterations in one sample
+    unit: str  # ns (timing) or the cycles program's counter unit
+    samples: list[int]
+
+    def cost(self) -> float:
+        """The process's gauge: its smallest sample per iteration (the same reduction as a cell's quantity)."""
+        return min(self.samples) / self.per_sample
+
+
 class TimingProcess(Model):
     started: float  # time.time() when the process started
     seconds: float
     key_sizes: dict[int, dict[Literal["encrypt", "decrypt", "key_setup"], TimingOp]]
+    gauge: Gauge | None = None
 
 
 class CycleOp(Model):
@@ -98,6 +111,7 @@ class CyclesProcess(Model):
     seconds: float
     ticks_per_second: float | None
     ops: list[CycleOp]
+    gauge: Gauge | None = None
 
 
 class Measurement(Model):
@@ -256,6 +270,12 @@ COLUMNS = {
     "counter": "timer or cycle counter used (clock-monotonic, x86-tsc-lfence, qemu-insn-region, ...)",
     "per_process": "each process's minimum cost behind the estimate (ns per block or key pair for speeds, counter "
                    "units otherwise); comparisons test these",
+    "gauge_relative": "the estimate divided by the machine-speed gauge measured in the same processes: each "
+                      "process's minimum cost over its gauge's minimum cost per iteration, summarised by the "
+                      "estimator (a speed: times the gauge's cost, i.e. divided by the gauge's speed); NaN where no "
+                      "gauge was measured (runs before it, Java, instruction counts, facts)",
+    "gauge_relative_low": "lower end of gauge_relative's confidence interval",
+    "gauge_relative_high": "upper end of gauge_relative's confidence interval",
     "steal_fraction": "CPU steal time / CPU time on the measuring CPU while the cell was measured",
     "compiler": "compiler executable",
     "compiler_version": "first line of the compiler's --version",
@@ -591,7 +611,8 @@ def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
     return {**base, "metric": metric, "unit": unit, "estimate": value, "ci_low": value, "ci_high": value,
             "estimator": "fact", "confidence": None, "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
             "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
-            "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None}
+            "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None,
+            "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan}
 
 
 def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | None, target: float | None) -> dict:
@@ -619,6 +640,9 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
            "counter": q.counter, "per_process": list(q.per_process)}
+    g = None if exact or below else gauge_relative(q, estimator, confidence)
+    row.update(gauge_relative=g.estimate if g else math.nan, gauge_relative_low=g.ci_low if g else math.nan,
+               gauge_relative_high=g.ci_high if g else math.nan)
     if below:
         row.update(estimate=math.nan, ci_low=math.nan, ci_high=math.nan, value=math.nan, median=math.nan)
     row["precision_met"] = bool(exact or (target is not None and row["precision"] <= target) or below)
@@ -630,8 +654,10 @@ def measured_quantities(c: CellRecord) -> list[Quantity]:
     if m is None:
         return []
     tq = timing_quantities([{ks: {op: d.model_dump() for op, d in ops.items()} for ks, ops in p.key_sizes.items()}
-                            for p in m.timing], c.block_bits, m.timer)
-    cq = cycle_quantities([[o.model_dump() for o in p.ops] for p in m.cycles])
+                            for p in m.timing], c.block_bits, m.timer,
+                           gauges=[p.gauge.cost() if p.gauge else None for p in m.timing])
+    cq = cycle_quantities([[o.model_dump() for o in p.ops] for p in m.cycles],
+                          gauges=[p.gauge.cost() if p.gauge else None for p in m.cycles])
     return tq + cq
 
 
@@ -683,12 +709,20 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
     are computed from the raw samples and the index is written for next time."""
     from . import index
 
-    tables = []
-    for d in resolve_runs(Path(results_dir), runs):
-        t = index.read(d, VERSION)
-        if t is None:
-            t = _index_run(d)
-        tables.append(t)
+    dirs = resolve_runs(Path(results_dir), runs)
+    table = index.read_combined(Path(results_dir), dirs, VERSION, list(COLUMNS)) if len(dirs) > 1 else None
+    if table is not None:
+        tables = [table]
+    else:
+        table, stale = index.read_many(dirs, VERSION, list(COLUMNS))
+        tables = [table] if table is not None else []
+        if stale:  # computed from the raw samples and indexed for next time, then all read again in order
+            computed = {d: _index_run(d) for d in stale}
+            table, unwritten = index.read_many(dirs, VERSION, list(COLUMNS))
+            tables = [table] if not unwritten else [computed[d] if d in computed else index.read(d, VERSION)
+                                                             for d in dirs]
+        if len(dirs) > 1 and len(tables) == 1:  # for the next load of these runs: one file instead of many
+            index.write_combined(Path(results_dir), dirs, tables[0], VERSION)
     df = index.to_frame(tables, list(COLUMNS))
     return with_rows(df) if not df.empty else pd.DataFrame(columns=list(COLUMNS))
 
@@ -698,7 +732,8 @@ def computed_rows(run_dir: Path) -> pd.DataFrame:
     meta, cells = read_run(run_dir)
     rows = [r for c in cells for r in cell_rows(meta, c)]
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    for col in ("n_blocks", "key_size", "bound", "precision_target", "confidence", "processes"):
+    for col in ("n_blocks", "key_size", "bound", "precision_target", "confidence", "processes", "gauge_relative",
+                "gauge_relative_low", "gauge_relative_high"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     return df
 

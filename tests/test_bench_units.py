@@ -159,3 +159,25 @@ def test_the_peers_table_and_the_stored_json(tmp_path):
     p = store(tmp_path, {**h, "value": math.pi}, "x", say=said.append)
     assert p == tmp_path / "bench" / "results" / f"x-{h['date'][:16].replace(':', '')}.json"
     assert json.loads(p.read_text())["value"] == math.pi and said == [f"stored: {p}"]
+
+
+def _gauged(cost: float, machine: float) -> dict:
+    """A timing-only cell on a machine `machine` times slower: its costs and its gauge both scale."""
+    timing = synth.steady_timing(cost * machine, cost * machine, cost * 4 * machine, LAYOUT)
+    for p, f in zip(timing, LAYOUT):
+        p["gauge"] = {"workload": "rotl-xor-table-v1", "per_sample": 1000, "unit": "ns",
+                      "samples": [round(2000 * f * machine)] * 2}
+    return synth.cell("rijndael", "ref", key_sizes=(128,), timing=timing)
+
+
+def test_the_gauge_summary_shows_the_relative_agreement_beside_the_absolute(tmp_path):
+    a = synth.write_run(tmp_path / "results", [_gauged(100, 1.0)])
+    b = synth.write_run(tmp_path / "results", [_gauged(100, 1.03)])  # the whole machine 3 % slower in run B
+    la, lb = results.load(a, tmp_path / "results"), results.load(b, tmp_path / "results")
+    g = repeatability.gauge_summary(la, lb)
+    assert g["relative"]["all"]["n"] == 3 and g["relative"]["all"]["max"] == pytest.approx(0, abs=1e-3)
+    assert g["absolute_same_quantities"]["all"]["p50"] == pytest.approx(1 - 1 / 1.03, rel=1e-2)
+    text = repeatability.format_gauge({"gauge_relative": g, "gauge_goals": repeatability.GAUGE_GOALS})
+    assert any("gauge-relative goals" in line and line.endswith("met") and "NOT" not in line for line in text)
+    assert repeatability.gauge_summary(*[results.load(synth.write_run(tmp_path / "old", [_cell("rc6", 200)]),
+                                                      tmp_path / "old")] * 2) is None  # no gauge: no summary

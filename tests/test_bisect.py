@@ -59,6 +59,17 @@ def test_the_step_is_confirmed_on_time(lab, repo):
     assert out.processes > 0 and out.counts == 0
 
 
+def test_the_commit_is_found_exactly_on_a_big_endian_container_target(lab, repo):
+    """Revisions built in the sparc64 image (each worktree mounted in its own container), counted here."""
+    from .conftest import image_or_skip
+
+    image_or_skip("sparc64", build_when_required=True)
+    r, h = repo
+    out = bisect.bisect(lab, "rc6", target="sparc64", good=h[0], bad=h[3], repo=r, say=lambda s: None)
+    assert out.first is not None and out.first.ref == h[2] and out.change > 0.5
+    assert out.counts == 4 and out.processes == 0 and out.builds >= 4
+
+
 def test_two_equal_revisions_are_no_difference(lab, repo):
     r, h = repo
     exact = bisect.bisect(lab, "rc6", good=h[0], bad=h[1], repo=r, say=lambda s: None)
@@ -90,3 +101,14 @@ def test_bad_arguments_are_one_line_errors(lab):
         bisect.bisect(lab, "rc6", toolchains=["gcc-11-O3"], say=lambda s: None)
     with pytest.raises(UserError, match="mix compiler families"):
         bisect.bisect(lab, "rc6", toolchains=["gcc-11-O3", "clang-14-O3"], say=lambda s: None)
+
+
+def test_bench_history_scratch_range_plants_one_step_among_its_commits(lab, tmp_path):
+    from lab.bench import history as bench_history
+
+    h = bench_history._scratch(lab.root, tmp_path / "repo", 6, 4)
+    assert len(h) == 7  # the base and six more
+    changed = [subprocess.run(["git", "-C", str(tmp_path / "repo"), "diff", "--name-only", a, b], capture_output=True,
+                              text=True, check=True).stdout.split() for a, b in zip(h, h[1:])]
+    assert changed[3] == ["c_src/ciphers/rc6/ref.c"] and all(c == ["README.md"] for i, c in enumerate(changed) if i != 3)
+    assert bisect.revisions(tmp_path / "repo", h[0], h[-1])[3] == (h[4], "rc6: extra work")

@@ -88,3 +88,32 @@ def test_a_history_reads_the_index_and_no_raw_samples(rd, monkeypatch):
 
     monkeypatch.setattr(results, "cell_rows", recompute)
     assert not history.load(rd).empty
+
+
+def test_a_history_by_revision_follows_the_commits_not_the_dates(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True,  # noqa: E731
+                                    check=True).stdout.strip()
+    git("init", "-q")
+    revs = []
+    for i in range(3):
+        (repo / "f").write_text(str(i))
+        git("add", "f")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", f"c{i}")
+        revs.append(git("rev-parse", "HEAD"))
+    rd = tmp_path / "results"
+    # measured in the order c2, c0, c1 (by date), c2 slower by 10 %; and one run from an unknown clone
+    for n, (rev, cost) in enumerate([(revs[2], 165.0), (revs[0], 150.0), (revs[1][:10] + "+", 150.0),
+                                     ("f" * 40, 150.0)]):
+        _run(rd, n, cost, 200.0, revision=rev.rstrip("+"), dirty=rev.endswith("+"))
+    df = history.with_revision_order(history.load(rd, "synth", cipher="serpent"), repo)
+    pts = history._order(df[df.metric == "encrypt_speed"], "revision")
+    assert [r.rstrip("+")[:10] for r in pts.revision] == [revs[0][:10], revs[1][:10], revs[2][:10], "f" * 10]
+    assert pts.revision_order.tolist()[:3] == [0.0, 1.0, 2.0] and np.isnan(pts.revision_order.iloc[3])
+    # the step from c1 to c2 is found at c2's run, the first after it in commit order (by date it is the first run)
+    known = df[df.revision_order.notna()]
+    (s,) = history.steps(known, ("encrypt_speed",), by="revision")
+    assert s.verdict == "slower" and s.revisions == (revs[1][:10] + "+", revs[2])

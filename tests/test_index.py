@@ -26,8 +26,12 @@ def test_a_finished_run_has_its_index_and_it_equals_a_fresh_recomputation(run):
     assert (d / index.FILE).is_file()  # written when the run closed
     stored = results.load(d, rd)
     fresh = results.with_rows(results.computed_rows(d))
-    pd.testing.assert_frame_equal(stored.reset_index(drop=True), fresh.reset_index(drop=True), check_dtype=False)
-    assert len(stored) > 50 and stored.per_process.map(lambda v: v is None or isinstance(v, list)).all()
+    # the per-process values stay an Arrow list column in the loaded frame: compared element by element
+    assert [v if index.has_values(v) else None for v in stored.per_process] == fresh.per_process.tolist()
+    pd.testing.assert_frame_equal(stored.drop(columns="per_process").reset_index(drop=True),
+                                  fresh.drop(columns="per_process").reset_index(drop=True), check_dtype=False)
+    assert len(stored) > 50 and sum(map(index.has_values, stored.per_process)) > 30
+    assert isinstance(stored.per_process.dtype, pd.ArrowDtype)  # no Python list made for rows nobody reads
 
 
 def test_loading_uses_the_index_and_recomputes_nothing(run, monkeypatch):
@@ -65,3 +69,54 @@ def test_a_results_folder_that_cannot_be_written_still_loads(run, monkeypatch):
     monkeypatch.setattr(index.pq, "write_table", full)  # root ignores a read-only folder: fail the write itself
     assert not results.load(d, rd).empty and not (d / index.FILE).exists()
     assert not list(d.glob("*.tmp"))
+
+
+def test_many_runs_load_in_their_order_also_when_one_is_recomputed(tmp_path):
+    rd = tmp_path / "results"
+    dirs = [synth.write_run(rd, [_cell("serpent", "ref", "gcc-O3", 150.0 + i, 800.0)]) for i in range(3)]
+    (dirs[1] / index.FILE).unlink()  # the middle run has no index: computed, indexed, and still in the middle
+    df = results.load(list(reversed(dirs)), rd)
+    assert list(dict.fromkeys(df.run_id)) == [d.name for d in reversed(dirs)]
+    assert (dirs[1] / index.FILE).is_file()
+    assert df.groupby("run_id", sort=False).size().nunique() == 1
+
+
+def _three_runs(tmp_path):
+    rd = tmp_path / "results"
+    return rd, [synth.write_run(rd, [_cell("serpent", "ref", "gcc-O3", 150.0 + 10 * i, 800.0)]) for i in range(3)]
+
+
+def test_a_second_load_of_the_same_runs_reads_one_combined_file(tmp_path, monkeypatch):
+    rd, dirs = _three_runs(tmp_path)
+    first = results.load(dirs, rd)
+    assert (rd / index.COMBINED).is_file()
+
+    def boom(*a, **k):
+        raise AssertionError("read run by run")
+
+    monkeypatch.setattr(index, "read_many", boom)
+    monkeypatch.setattr(results, "read_run", boom)
+    again = results.load(dirs, rd)
+    pd.testing.assert_frame_equal(again, first)
+    # a subset, in another order: the same file, its rows taken in the order asked
+    sub = results.load([dirs[2], dirs[0]], rd)
+    assert list(dict.fromkeys(sub.run_id)) == [dirs[2].name, dirs[0].name]
+    pd.testing.assert_frame_equal(sub.reset_index(drop=True), pd.concat(
+        [first[first.run_id == dirs[2].name], first[first.run_id == dirs[0].name]]).reset_index(drop=True))
+
+
+def test_the_combined_file_is_stale_when_a_run_or_the_code_changes(tmp_path, monkeypatch):
+    rd, dirs = _three_runs(tmp_path)
+    results.load(dirs, rd)
+    cols = list(results.COLUMNS)
+    assert index.read_combined(rd, dirs, results.VERSION, cols) is not None
+    assert index.read_combined(rd, dirs, results.VERSION + 1, cols) is None  # another results format
+    assert index.read_combined(rd, [*dirs, tmp_path / "elsewhere"], results.VERSION, cols) is None  # a run not in it
+    st = (dirs[1] / "cells.jsonl").stat()
+    os.utime(dirs[1] / "cells.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # one run's raw data changed
+    assert index.read_combined(rd, dirs, results.VERSION, cols) is None
+    fresh = results.load(dirs, rd)  # read run by run (that one recomputed), the combined file written anew
+    assert index.read_combined(rd, dirs, results.VERSION, cols) is not None
+    assert fresh.run_id.nunique() == 3
+    monkeypatch.setattr(index, "code_hash", lambda: "another")  # the code that computes the rows changed
+    assert index.read_combined(rd, dirs, results.VERSION, cols) is None

@@ -883,6 +883,8 @@ def test_quantity_row_from_its_definitions():
             "std": 128e6 / nist.value * nist.std / nist.value, "min": 128e6 / 160.0, "max": 128e6 / 99.0,
             "n": nist.n, "n_total": len(samples), "counter": "clock-monotonic", "per_process": pp,
             "precision_met": est.precision <= 0.02}
+    gauge = [row.pop(k) for k in ("gauge_relative", "gauge_relative_low", "gauge_relative_high")]
+    assert all(g != g for g in gauge)  # NaN: these processes measured no machine-speed gauge (tests/test_gauge.py)
     assert row.keys() == want.keys()
     for k, v in want.items():
         assert row[k] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), k

@@ -23,7 +23,10 @@
  * lasts much longer than U take fewer samples, at least 3), so a busy period
  * of the machine spoils one sample of each rather than a series.  W warm-up
  * rounds run the operations without reading the counter.  Raw deltas only:
- * the lab subtracts the overhead and divides by M and n.
+ * the lab subtracts the overhead and divides by M and n.  Every round also
+ * counts one sample of the machine-speed gauge (util.h), printed as one
+ * "gauge" line; not under the instruction counter, whose counts are exact
+ * and whose regions the lab pairs with the operations' deltas.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +65,7 @@ typedef struct {
 } quantity;
 
 static uint8_t *buf;
+static volatile uint32_t gauge_sink; /* keeps the gauge's work */
 
 static void work(quantity *q)
 {
@@ -200,7 +204,25 @@ int main(int argc, char **argv)
             cl_die(PROG, "out of memory", NULL);
     }
 
+    const int gauged = strcmp(cl_counter_name(), "qemu-insn-region") != 0;
+    unsigned long gauge_iters = 64;
+    while (gauged && gauge_iters < MAX_CALLS * 64) {
+        uint64_t t0 = cl_now_ns();
+        gauge_sink = cl_gauge_work(gauge_iters);
+        if (cl_now_ns() - t0 >= target)
+            break;
+        gauge_iters *= 2;
+    }
+    uint64_t *gauge_d = calloc(samples, sizeof *gauge_d);
+    if (!gauge_d)
+        cl_die(PROG, "out of memory", NULL);
+
     for (unsigned long r = 0; r < warmup + samples; r++) {
+        if (gauged && r >= warmup) {
+            uint64_t t0 = cl_counter_start();
+            gauge_sink = cl_gauge_work(gauge_iters);
+            gauge_d[r - warmup] = cl_counter_stop() - t0;
+        }
         for (size_t i = 0; i < key_bits.n; i++)
             next_key(&ks[i], r);
         for (size_t i = 0; i < nq; i++) {
@@ -226,7 +248,10 @@ int main(int argc, char **argv)
         cl_json_u64_array(stdout, "deltas", q->d, q->taken);
         printf("}\n");
     }
+    if (gauged)
+        cl_json_gauge(stdout, gauge_iters, cl_counter_unit(), gauge_d, samples);
     fflush(stdout);
+    free(gauge_d);
     for (size_t i = 0; i < key_bits.n; i++) { /* release peers' objects: a sanitizer build reports none */
         cl_free_ks(impl, ks[i].eks);
         cl_free_ks(impl, ks[i].dks);

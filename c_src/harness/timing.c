@@ -16,6 +16,8 @@
  * series.  The first W rounds warm caches and branch predictors and are not
  * printed.  One JSON line per key size with the raw sample times in ns;
  * statistics are the lab's (lab/stats.py), over processes as well as samples.
+ * Every round also takes one sample of the machine-speed gauge (util.h),
+ * sized like the others and printed as one "gauge" line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,15 @@ typedef struct {
 
 static uint8_t *in_buf, *out_buf;
 static unsigned long per_call = 1;
+
+static volatile uint32_t gauge_sink;
+
+static uint64_t gauge_sample(unsigned long iters)
+{
+    uint64_t t0 = cl_now_ns();
+    gauge_sink = cl_gauge_work(iters);
+    return cl_now_ns() - t0;
+}
 
 static uint64_t sample(quantity *q)
 {
@@ -154,6 +165,12 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nq; i++)
         calibrate(&qs[i], (uint64_t)sample_us * 1000u);
+    unsigned long gauge_iters = 64;
+    while (gauge_iters < MAX_PER_SAMPLE && gauge_sample(gauge_iters) < (uint64_t)sample_us * 1000u)
+        gauge_iters *= 2;
+    uint64_t *gauge_ns = calloc(samples, sizeof *gauge_ns);
+    if (!gauge_ns)
+        cl_die(PROG, "out of memory", NULL);
 
     volatile uint8_t sink = 0;
     for (unsigned long r = 0; r < warmup + samples; r++) {
@@ -162,6 +179,9 @@ int main(int argc, char **argv)
             if (r >= warmup)
                 qs[i].ns[r - warmup] = t;
         }
+        uint64_t g = gauge_sample(gauge_iters);
+        if (r >= warmup)
+            gauge_ns[r - warmup] = g;
         sink ^= out_buf[0];
     }
     (void)sink;
@@ -180,7 +200,9 @@ int main(int argc, char **argv)
         }
         printf("}\n");
     }
+    cl_json_gauge(stdout, gauge_iters, "ns", gauge_ns, samples);
     fflush(stdout);
+    free(gauge_ns);
     for (size_t i = 0; i < key_bits.n; i++) { /* release peers' objects: a sanitizer build reports none */
         cl_free_ks(impl, ks[i].eks);
         cl_free_ks(impl, ks[i].dks);

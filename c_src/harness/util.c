@@ -130,6 +130,31 @@ void cl_json_u64_array(FILE *f, const char *name, const uint64_t *v, size_t n)
     fputc(']', f);
 }
 
+static uint32_t gauge_table[256];
+
+__attribute__((noinline)) uint32_t cl_gauge_work(unsigned long iters)
+{
+    if (!gauge_table[1]) { /* a fixed table: the same work in every process */
+        uint64_t st = 24;
+        for (unsigned i = 0; i < 256; i++)
+            gauge_table[i] = (uint32_t)cl_rand_next(&st) | 1u;
+    }
+    uint32_t x = 0x9e3779b9u;
+    for (unsigned long i = 0; i < iters; i++) {
+        x = ((x << 5) | (x >> 27)) ^ gauge_table[x & 255u];
+        x += gauge_table[(x >> 8) & 255u] + (uint32_t)i;
+    }
+    return x;
+}
+
+void cl_json_gauge(FILE *f, unsigned long per_sample, const char *unit, const uint64_t *v, size_t n)
+{
+    fprintf(f, "{\"type\":\"gauge\",\"workload\":\"%s\",\"per_sample\":%lu,\"unit\":\"%s\"",
+            CL_GAUGE_WORKLOAD, per_sample, unit);
+    cl_json_u64_array(f, "samples", v, n);
+    fputs("}\n", f);
+}
+
 static int parse_number(const char *s, unsigned long long *out)
 {
     char *end;

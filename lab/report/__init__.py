@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..status import Status
-from .. import results
+from .. import index, results
 from ..config import Lab
 from . import analysis, charts, drilldown, java, published, tables
 
@@ -302,7 +302,8 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
                                                     drilldown=_guard("drill-down", drilldown.write, out, env,
                                                                      run_paths, df))
     (out / "index.html").write_text(html)
-    flat = df.assign(per_process=df.per_process.map(lambda v: None if v is None else " ".join(f"{x:.6g}" for x in v)))
+    flat = df.assign(per_process=[" ".join(f"{x:.6g}" for x in v) if index.has_values(v) else None
+                                  for v in df.per_process])
     flat.to_csv(out / "results.csv", index=False)
     flat.to_parquet(out / "results.parquet", index=False)
     cells.to_csv(out / "cells.csv", index=False)

@@ -1,0 +1,134 @@
+"""The machine-speed gauge (issue 24 §5): a fixed reference workload sampled inside every timing and cycles
+process, stored per process, and `gauge_relative` in results.load (each process's cost over its own gauge)."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from lab import protocol, results
+from lab.backends.base import Completed
+
+from . import synth
+
+
+def _gauge(cost_per_iter: float, per_sample: int = 1000, unit: str = "ns") -> dict:
+    return {"workload": "rotl-xor-table-v1", "per_sample": per_sample, "unit": unit,
+            "samples": [round(cost_per_iter * per_sample * f) for f in (1.3, 1.0, 1.1)]}
+
+
+def _processes(layout: list[float], gauge: list[float] | None):
+    """Timing and cycles processes whose costs scale with `layout` (ns per block 100, per key pair 2000; ticks per
+    block 250 at n=16, per EKey 500), each with the gauge cost of the same position (None: no gauge)."""
+    timing = synth.steady_timing(100.0, 100.0, 2000.0, layout)
+    cycles = [synth.cycles_process({("null", 1): (1, [40, 41]), ("ekey", 1): (1, [40 + round(500 * f)] * 2),
+                                    ("encrypt", 16): (1, [40 + round(250 * f * 16)] * 2)}, started=float(i))
+              for i, f in enumerate(layout)]
+    if gauge is not None:
+        for p, q, g in zip(timing, cycles, gauge):
+            p["gauge"] = _gauge(g)
+            q["gauge"] = _gauge(g * 2.5, unit="tsc_ticks")
+    return timing, cycles
+
+
+def _load(tmp_path, layout, gauge):
+    timing, cycles = _processes(layout, gauge)
+    d = synth.write_run(tmp_path / "results", [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing,
+                                                          cycles=cycles)])
+    df = results.load(d, tmp_path / "results")
+    return df
+
+
+def test_gauge_relative_is_each_process_cost_over_its_own_gauge(tmp_path):
+    # the second process is 20 % slower in everything, its gauge too: relative to the gauge both agree
+    df = _load(tmp_path, [1.0, 1.2, 1.1], [2.0, 2.4, 2.2])
+    enc = df[df.metric == "encrypt_speed"].iloc[0]
+    # a speed divided by the gauge's speed: (128e6 / 100 ns) * 2 ns = 128e6 / (100 / 2)
+    assert enc.estimate == pytest.approx(128e6 / 100)
+    assert enc.gauge_relative == pytest.approx(128e6 / 50)
+    assert enc.gauge_relative_low == pytest.approx(128e6 / 50) == pytest.approx(enc.gauge_relative_high)
+    key = df[df.metric == "key_setup_speed"].iloc[0]
+    assert key.gauge_relative == pytest.approx(2e9 / (2000 / 2))
+    ekey = df[df.metric == "ekey"].iloc[0]  # a cost divided by the gauge's cost: 500 ticks / 5 ticks
+    assert ekey.estimate == pytest.approx(500) and ekey.gauge_relative == pytest.approx(100)
+    per_block = df[(df.metric == "encrypt_per_block") & (df.n_blocks == 16)].iloc[0]
+    assert per_block.gauge_relative == pytest.approx(250 / 5)
+    facts = df[df.estimator.isin(["fact", "exact"])]
+    assert len(facts) and facts.gauge_relative.isna().all()
+
+
+def test_gauge_relative_removes_a_slower_machine_the_absolute_figure_keeps(tmp_path):
+    fast = _load(tmp_path / "a", [1.0, 1.05, 1.1], [2.0, 2.1, 2.2])
+    slow = _load(tmp_path / "b", [1.04, 1.09, 1.14], [2.08, 2.18, 2.28])  # the whole machine 4 % slower
+    a, b = (d[d.metric == "encrypt_speed"].iloc[0] for d in (fast, slow))
+    assert b.estimate / a.estimate == pytest.approx(1 / 1.04)
+    assert b.gauge_relative / a.gauge_relative == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_run_without_a_gauge_still_loads_with_gauge_relative_nan(tmp_path):
+    df = _load(tmp_path, [1.0, 1.1], None)
+    assert df[df.metric == "encrypt_speed"].estimate.iloc[0] == pytest.approx(128e6 / 100)
+    assert df.gauge_relative.isna().all() and df.gauge_relative_low.isna().all()
+
+
+def test_a_run_with_some_processes_without_a_gauge_gets_none(tmp_path):
+    timing, cycles = _processes([1.0, 1.1], [2.0, 2.2])
+    del timing[1]["gauge"]
+    d = synth.write_run(tmp_path / "results", [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing,
+                                                          cycles=cycles)])
+    df = results.load(d, tmp_path / "results")
+    assert df[df.metric == "encrypt_speed"].gauge_relative.isna().all()
+    assert df[df.metric == "ekey"].gauge_relative.notna().all()  # the cycles processes had theirs
+
+
+def test_the_gauge_record_is_read_and_a_broken_one_named():
+    line = '{"type":"gauge","workload":"rotl-xor-table-v1","per_sample":4096,"unit":"ns","samples":[9000,8800]}'
+    c = Completed(argv=["timing"], returncode=0, stdout=line + "\n", stderr="", seconds=0.1)
+    (g,) = protocol.of(protocol.read(c, "timing"), protocol.GaugeRecord)
+    assert g.stored() == {"workload": "rotl-xor-table-v1", "per_sample": 4096, "unit": "ns", "samples": [9000, 8800]}
+    assert results.Gauge.model_validate(g.stored()).cost() == pytest.approx(8800 / 4096)
+    with pytest.raises(protocol.ProtocolError, match=r"timing: record 1 \(gauge\) is unreadable: missing field "
+                                                     r"'samples'"):
+        protocol.parse({"type": "gauge", "workload": "w", "per_sample": 1, "unit": "ns"}, "timing")
+
+
+def test_a_real_run_stores_the_gauge_of_every_process(fixture_lab, tmp_path):
+    """The real timing and cycles programs, built by the real compiler, print the gauge; the run stores it for
+    every process and gauge_relative comes out finite and positive."""
+    from lab.run import RunRequest, run
+
+    m = tmp_path / "matrix.yaml"
+    m.write_text("ciphers: [des]\ntoolchains: [gcc-O3]\ntargets: [host]\nprofile: smoke\n")
+    d = run(fixture_lab, RunRequest(matrix=m, results_dir=tmp_path / "results", build_dir=tmp_path / "build",
+                                    icount=False)).run_dir
+    _, (cell,) = results.read_run(d)
+    procs = cell.measurement.timing + cell.measurement.cycles
+    assert procs and all(p.gauge and p.gauge.workload == "rotl-xor-table-v1" and p.gauge.cost() > 0 for p in procs)
+    assert {p.gauge.unit for p in cell.measurement.timing} == {"ns"}
+    df = results.load(d, tmp_path / "results")
+    timed = df[df.metric.isin(["encrypt_speed", "ekey"]) & ~df.below_resolution]
+    assert len(timed) >= 2 and (timed.gauge_relative > 0).all()
+    assert (timed.gauge_relative_low <= timed.gauge_relative).all()
+    assert (timed.gauge_relative <= timed.gauge_relative_high).all()
+
+
+def test_compare_and_history_show_the_gauge_relative_figures_beside_the_absolute(tmp_path):
+    from lab import compare, history
+
+    rd = tmp_path / "results"
+    runs = []
+    for machine in (1.0, 1.04, 1.0):  # the middle run on a machine 4 % slower; the same build in all three
+        timing, cycles = _processes([machine * f for f in (1.0, 1.05, 1.1)], [2.0 * machine * f for f in
+                                                                              (1.0, 1.05, 1.1)])
+        runs.append(synth.write_run(rd, [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing,
+                                                    cycles=cycles)]))
+    t = compare.compare_runs(rd, str(runs[0]), str(runs[1]), metrics=["encrypt_speed"])
+    (row,) = t.rows
+    assert row.speedup == pytest.approx(1 / 1.04, rel=1e-3) and row.gauge == pytest.approx(1.0, abs=1e-3)
+    text = compare.format_table(t)
+    assert "gauge-relative B vs A" in text.splitlines()[0] and "geometric mean 1.000" in text
+    df = history.load(rd)
+    line = history.gauge_line(history.noise_gauge(df, ("encrypt_speed",)))
+    assert "spread p50 4.00 %" in line and "relative to the machine-speed gauge (1 of them): p50 0.00 %" in line
+    page = history.write_site(df, [], history.noise_gauge(df), tmp_path / "reports").read_text()
+    assert "encrypt_speed relative to the machine-speed gauge" in page  # the figure beside the absolute one
