@@ -572,7 +572,7 @@ def test_a_marker_target_runs_only_its_timing_program(lab):
     measure.Measurer(progs, 0, finished.append).measure([measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles"))])
     assert [k for _, k, *_ in progs.order] == ["timing"]
     assert finished[0].stopped == "emulated" and finished[0].cycles == [] and len(finished[0].timing) == 1
-    assert finished[0].timing[0] == {"started": 1001.0, "seconds": 0.1235,
+    assert finished[0].timing[0] == {"started": 1001.0, "seconds": 0.1235, "gauge": None,
                                      "key_sizes": {64: {op: {"per_sample": p, "ns": n} for op, p, n in
                                                         zip(("encrypt", "decrypt", "key_setup"), (1000, 1000, 100),
                                                             ([5, 6], [7, 8], [9, 10]))}}}
