@@ -1,7 +1,8 @@
 """invoke bench.compilers: what the compiler axis costs and how far its answers repeat.
 
 * The flag search (lab/flags.py) over a space (default flags/gcc-six.yaml: six binary choices, 64 combinations)
-  for five ciphers on the host, twice: wall time of each search, builds, distinct binaries, measuring processes
+  for five ciphers on the host, twice (cold: an empty build folder; warm: the same folder again): wall time
+  of each search and of its stages (build, gate, waiting for the timing lock, race), builds, distinct binaries, measuring processes
   per cell against what the full factorial would spend at the nist profile (every distinct binary to its
   max_processes), the winners' interval half-widths, and whether the second search's winner is the first's or
   one tied with it (and the other way round).
@@ -13,6 +14,7 @@ within +-1 %; the same winner or a tied one in >= 95 % of cells.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -29,27 +31,39 @@ def _agree(a: dict, b: dict) -> bool:
 
 
 def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, preset: bool = False,
-          out: Path | None = None, say=print) -> dict:
+          out: Path | None = None, jobs: int | None = None, say=print) -> dict:
     from .. import flags
 
     space = space or str(lab.root / "flags" / "gcc-six.yaml")
     ciphers = ciphers or CIPHERS
     nist_max = lab.profile("nist").sampling.max_processes
+    # the first search from an empty build folder (cold: every build and every gate), the second in the same
+    # folder (warm: builds current, the distinct binaries' verdicts remembered): both repeat the whole race
+    build = lab.root / "build" / "bench-compilers-flags"
+    shutil.rmtree(build, ignore_errors=True)
     searches = []
-    for attempt in (1, 2):
+    for attempt, kind in ((1, "cold"), (2, "warm")):
+        load = os.getloadavg()[0]
         t0 = time.monotonic()
-        found = flags.search(lab, space, ciphers, say=lambda s: None)
+        found = flags.search(lab, space, ciphers, build_dir=build, jobs=jobs, say=lambda s: None)
         seconds = time.monotonic() - t0
         cells = [c.json() for c in found]
         for c, f in zip(cells, found):
             w = next((e for e in f.entries if e.status == "winner"), None)
             c["winner_precision"] = w.estimate.precision if w and w.estimate else None
-        searches.append({"seconds": round(seconds, 1), "cells": cells})
-        say(f"search {attempt}: {seconds / 60:.1f} min")
+        stages = {k: round(sum(c["stages"].get(k, 0.0) for c in cells), 1)
+                  for k in ("build", "gate", "lock_wait", "race")}
+        searches.append({"kind": kind, "seconds": round(seconds, 1), "stages": stages,
+                         "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2),
+                         "cells": cells})
+        say(f"search {attempt} ({kind}): {seconds / 60:.1f} min: " + ", ".join(f"{k} {v:.0f} s"
+                                                                            for k, v in stages.items())
+            + f"; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
         for c in cells:
             say(f"  {c['cipher']:<10} winner {' '.join(c['winner'] or ['-'])!s:<50} tied {len(c['tied'])}, "
                 f"{c['distinct_binaries']} binaries, {c['processes']} processes, ±"
-                f"{100 * (c['winner_precision'] or float('nan')):.2f} %")
+                f"{100 * (c['winner_precision'] or float('nan')):.2f} %, "
+                + ", ".join(f"{k} {v:.0f} s" for k, v in c["stages"].items()))
     first, second = searches
     agree = [_agree(a, b) for a, b in zip(first["cells"], second["cells"])]
     spent = [c["processes"] for s in searches for c in s["cells"]]
@@ -60,10 +74,13 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
            "agreement": sum(agree) / len(agree) if agree else None,
            "processes_spent": sum(spent), "processes_full_factorial_nist": sum(factorial),
            "processes_per_cell_mean": sum(spent) / len(spent) if spent else None,
+           # programs (timing + kat) compiled and linked, against both programs of every candidate of every cell
+           "programs_built": [sum(c["builds"] for c in s["cells"]) for s in searches],
+           "programs_full_factorial": sum(2 * c["candidates_total"] for c in first["cells"]),
            "winner_precision_max": max(precisions) if precisions else None,
            "goals": {"search_minutes": 10, "winner_precision": 0.01, "agreement": 0.95}}
     say(f"flag search: {doc['candidates_per_cell']} candidates x {len(ciphers)} ciphers in "
-        f"{first['seconds'] / 60:.1f} and {second['seconds'] / 60:.1f} min (goal <= 10); winners within "
+        f"{first['seconds'] / 60:.1f} (cold) and {second['seconds'] / 60:.1f} min (warm) (goal <= 10); winners within "
         f"±{100 * (doc['winner_precision_max'] or 0):.2f} % (goal 1 %); same or tied winner in "
         f"{100 * (doc['agreement'] or 0):.0f} % of cells (goal 95 %); {doc['processes_spent']} measuring "
         f"processes where the full factorial at the nist profile would take up to "
