@@ -172,6 +172,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("space", "flag space (default flags/gcc-six.yaml)"),
                 Opt("ciphers", "comma list (default serpent,mars,rc6,rijndael,twofish)", "csv"),
                 Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
+                Opt("search", "the two flag searches (default; --no-search --preset: the preset alone)", "switch",
+                    default=True),
                 Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
                 Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
             invoke="bench.compilers"),

@@ -20,9 +20,9 @@ combination is a candidate.  For each cell the search
    same test cannot tell from it — never an arbitrary first place.
 
 Only the race holds the machine's timing lock (builds and gates leave other runs free to time); each cell's
-stages (build, gate, lock_wait, race) are timed and stored.  The search is stored as a run (each measured
-candidate a cell whose toolchain is the candidate) with ``flagsearch.json`` beside ``cells.jsonl``; the report
-shows it in its "Flag search" section.
+stages (build, gate, lock_wait, race; and the CPU seconds of builds and gates) are timed and stored.  The search
+is stored as a run (each measured candidate a cell whose toolchain is the candidate) with ``flagsearch.json``
+beside ``cells.jsonl``; the report shows it in its "Flag search" section.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import hashlib
 import itertools
 import json
 import os
+import resource
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -228,7 +229,8 @@ class CellSearch:
     race: Race
     builds: int = 0
     seconds: float = 0.0
-    stages: dict[str, float] = field(default_factory=dict)  # wall seconds of build, digest, gate, race
+    # wall seconds of build, gate, lock_wait, race; CPU seconds of the compilers (build_cpu) and kat programs
+    stages: dict[str, float] = field(default_factory=dict)
 
     def json(self) -> dict:
         by = {s: [e for e in self.entries if e.status == s] for s in STATUSES}
@@ -275,6 +277,13 @@ class Ready:
     t0: float
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished child processes: the compilers' and kat programs'
+    work, whatever else shares the machine (wall seconds depend on the load, these do not)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipes: Pipelines,
                  say: Callable[[str], None] = print, jobs: int = 1) -> Ready:
     """Every candidate's timing program built; candidates whose programs have the same code and data are one
@@ -289,6 +298,7 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
         for e in entries:
             e.reason = why
         return Ready(found, [], t0)
+    cpu0 = _children_cpu()
     with ThreadPoolExecutor(jobs) as pool:  # the timing programs of every candidate, in parallel
         builds = list(pool.map(pipes.timing.build, cells))
     stages["build"] = time.monotonic() - t0
@@ -310,6 +320,8 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
     with ThreadPoolExecutor(jobs) as pool:  # the kat programs of the distinct binaries only
         kats = list(pool.map(pipes.kat.build, [b.cell for _, b in distinct]))
     stages["build"] += time.monotonic() - t1
+    cpu1 = _children_cpu()
+    stages["build_cpu"] = cpu1 - cpu0
     found.builds = sum(not r.cached for b in (*builds, *kats) for r in _results(b))
     t2 = time.monotonic()
     racing = []
@@ -326,6 +338,7 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
             e.samples = CellSamples(b.cell, b.program("timing"), b.program("timing"), timing_only=True)
             racing.append(e)
     stages["gate"] = time.monotonic() - t2
+    stages["gate_cpu"] = _children_cpu() - cpu1
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
         f"{len(racing)} pass their known answers (build {stages['build']:.0f} s, gates {stages['gate']:.0f} s)")
     return Ready(found, racing, t0)

@@ -74,6 +74,26 @@ def test_two_binaries_of_equal_speed_are_tied(found):
     assert d["tied"] == [[*f] for f in (("-O3",), ("-O3", "-fno-asynchronous-unwind-tables")) if list(f) != winner]
 
 
+def test_only_distinct_binaries_get_a_kat_program_and_a_repeat_gates_nothing_again(found, lab):
+    d, build = found["json"]["cells"][0], found["tmp"] / "build"
+    kats = {e["toolchain"]: (build / "host" / e["toolchain"] / "rc6").glob("*/kat") for e in d["candidates"]}
+    built = {tc for tc, progs in kats.items() if any(progs)}
+    assert built == {e["toolchain"] for e in d["candidates"] if e["status"] in ("winner", "tied", "slower")}
+    assert set(d["stages"]) == {"build", "gate", "lock_wait", "race", "build_cpu", "gate_cpu"}
+    assert all(v >= 0 for v in d["stages"].values()) and d["stages"]["gate_cpu"] > 0  # four kat programs ran
+    verdicts = {p: p.stat().st_mtime_ns for p in (build / "kat-cache").glob("*.json")}
+    assert len(verdicts) == 4  # one remembered verdict per distinct binary that passed
+    (again,) = flags.search(lab, found["tmp"] / "space.yaml", ["rc6"], results_dir=found["tmp"] / "results",
+                            build_dir=build, say=lambda s: None)
+    # every program current; only the 8 candidates whose flag the compiler rejects are tried again (a failed
+    # step is not remembered)
+    assert again.builds == sum(e["status"] == "unavailable" for e in d["candidates"]) == 8
+    # every gate answered from the remembered verdicts (a kat run would have written its verdict again)
+    assert {p: p.stat().st_mtime_ns for p in (build / "kat-cache").glob("*.json")} == verdicts
+    assert {e.candidate.flags: e.status for e in again.entries if e.status in ("identical", "unavailable")} == \
+        {tuple(e["flags"]): e["status"] for e in d["candidates"] if e["status"] in ("identical", "unavailable")}
+
+
 def test_a_flag_the_compiler_rejects_makes_its_candidates_unavailable_with_the_message(found):
     bad = [e for f, e in _by_flags(found).items() if "-fno-such-flag" in f]
     assert len(bad) == 8

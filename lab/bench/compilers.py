@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from ..config import Lab
+from ..errors import UsageError
 from . import header, store
 
 CIPHERS = ["serpent", "mars", "rc6", "rijndael", "twofish"]
@@ -31,7 +32,19 @@ def _agree(a: dict, b: dict) -> bool:
 
 
 def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, preset: bool = False,
-          out: Path | None = None, jobs: int | None = None, say=print) -> dict:
+          out: Path | None = None, jobs: int | None = None, search: bool = True, say=print) -> dict:
+    if not (search or preset):
+        raise UsageError("bench.compilers: --no-search needs --preset (there would be nothing to measure)")
+    doc = {**header("compilers")}
+    if search:
+        doc.update(search_bench(lab, space, ciphers, jobs, say))
+    if preset:
+        doc["preset"] = preset_bench(lab, say)
+    store(lab.root, doc, "compilers", out, say)
+    return doc
+
+
+def search_bench(lab: Lab, space: str | None, ciphers: list[str] | None, jobs: int | None, say=print) -> dict:
     from .. import flags
 
     space = space or str(lab.root / "flags" / "gcc-six.yaml")
@@ -45,14 +58,15 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
     for attempt, kind in ((1, "cold"), (2, "warm")):
         load = os.getloadavg()[0]
         t0 = time.monotonic()
-        found = flags.search(lab, space, ciphers, build_dir=build, jobs=jobs, say=lambda s: None)
+        found = flags.search(lab, space, ciphers, build_dir=build, jobs=jobs,
+                             say=lambda s: say(s) if s.startswith(("flags:", "  stages:")) else None)
         seconds = time.monotonic() - t0
         cells = [c.json() for c in found]
         for c, f in zip(cells, found):
             w = next((e for e in f.entries if e.status == "winner"), None)
             c["winner_precision"] = w.estimate.precision if w and w.estimate else None
         stages = {k: round(sum(c["stages"].get(k, 0.0) for c in cells), 1)
-                  for k in ("build", "gate", "lock_wait", "race")}
+                  for k in ("build", "gate", "lock_wait", "race", "build_cpu", "gate_cpu")}
         searches.append({"kind": kind, "seconds": round(seconds, 1), "stages": stages,
                          "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2),
                          "cells": cells})
@@ -69,7 +83,7 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
     spent = [c["processes"] for s in searches for c in s["cells"]]
     factorial = [c["distinct_binaries"] * nist_max for s in searches for c in s["cells"]]
     precisions = [c["winner_precision"] for s in searches for c in s["cells"] if c["winner_precision"] is not None]
-    doc = {**header("compilers"), "space": space, "ciphers": ciphers, "searches": searches,
+    doc = {"space": space, "ciphers": ciphers, "searches": searches,
            "candidates_per_cell": first["cells"][0]["candidates_total"] if first["cells"] else 0,
            "agreement": sum(agree) / len(agree) if agree else None,
            "processes_spent": sum(spent), "processes_full_factorial_nist": sum(factorial),
@@ -85,18 +99,28 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
         f"{100 * (doc['agreement'] or 0):.0f} % of cells (goal 95 %); {doc['processes_spent']} measuring "
         f"processes where the full factorial at the nist profile would take up to "
         f"{doc['processes_full_factorial_nist']}")
-    if preset:
-        from ..run import RunRequest, run
-
-        times = {}
-        build = lab.root / "build" / "bench-compilers"
-        shutil.rmtree(build, ignore_errors=True)
-        for kind in ("cold", "warm"):
-            t0 = time.monotonic()
-            o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers",
-                                    results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
-            times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": o.counts}
-            say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {o.counts}")
-        doc["preset"] = times
-    store(lab.root, doc, "compilers", out, say)
     return doc
+
+
+def preset_bench(lab: Lab, say=print) -> dict:
+    """The compilers preset (matrix-compilers.yaml) from an empty build folder (cold: every build and known-answer
+    gate; the images already built) and again (warm: builds current, verdicts remembered, measuring repeated)."""
+    import json
+
+    from ..run import RunRequest, run
+
+    times = {}
+    build = lab.root / "build" / "bench-compilers"
+    shutil.rmtree(build, ignore_errors=True)
+    for kind in ("cold", "warm"):
+        load = os.getloadavg()[0]
+        t0 = time.monotonic()
+        o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers", jobs=2,
+                                results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
+        meta = json.loads((o.run_dir / "run.json").read_text())
+        times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": o.counts, "run": o.run_dir.name,
+                       "stage_seconds": meta.get("stage_seconds", {}), "load_before": round(load, 2),
+                       "load_after": round(os.getloadavg()[0], 2)}
+        say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {o.counts} "
+            f"{times[kind]['stage_seconds']}; load average {load:.1f} before")
+    return times
