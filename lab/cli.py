@@ -174,6 +174,9 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
                 Opt("search", "the two flag searches (default; --no-search --preset: the preset alone)", "switch",
                     default=True),
+                Opt("first", "comma list of stored flag-search runs: summarise them (with --second, their repeat) "
+                    "instead of searching", "csv"),
+                Opt("second", "comma list of stored flag-search runs: the repeat of --first", "csv"),
                 Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
                 Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
             invoke="bench.compilers"),

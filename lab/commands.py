@@ -381,10 +381,12 @@ def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size
     return 0 if all(any(e.status == "winner" for e in c.entries) for c in found) else EXIT_FAILED
 
 
-def bench_compilers(space=None, ciphers=None, preset=False, search=True, jobs=None, out=None) -> int:
+def bench_compilers(space=None, ciphers=None, preset=False, search=True, jobs=None, first=None, second=None,
+                    out=None) -> int:
     from .bench import compilers
 
-    compilers.bench(_lab(), space, ciphers, bool(preset), Path(out) if out else None, jobs, search is not False)
+    compilers.bench(_lab(), space, ciphers, bool(preset), Path(out) if out else None, jobs, search is not False,
+                    first, second)
     return 0
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from lab import flags
+from lab.errors import UsageError
 from lab.schema import ToolchainFile
 
 SPACE = """\
@@ -160,6 +161,20 @@ def test_bench_compilers_agreement_counts_a_tied_winner_as_the_same_answer():
     assert _agree(a, {"winner": ["-O2"], "tied": []})  # a tie of the first's winner
     assert _agree(a, {"winner": ["-Os"], "tied": [["-O3"]]})  # the first's winner tied with the second's
     assert not _agree(a, {"winner": ["-Os"], "tied": [["-O2"]]})
+
+
+def test_bench_compilers_summarises_stored_searches(found, lab):
+    from lab.bench.compilers import from_runs
+
+    run, cell = found["json"]["run"], found["cell"]
+    doc = from_runs(lab, [run], [run], results_dir=found["tmp"] / "results", say=lambda s: None)
+    assert doc["agreement"] == 1.0 and doc["cells_compared"] == 1 and doc["ciphers"] == ["rc6"]
+    w = next(e for e in cell.entries if e.status == "winner")
+    assert doc["winner_precision_max"] == pytest.approx(w.estimate.precision)
+    assert doc["processes_spent"] == 2 * cell.race.processes and doc["programs_full_factorial"] == 32
+    assert doc["searches"][0]["stages"]["race"] == pytest.approx(found["json"]["cells"][0]["stages"]["race"], abs=0.1)
+    with pytest.raises(UsageError, match="no flag search run 'nope'"):
+        from_runs(lab, [run], ["nope"], results_dir=found["tmp"] / "results", say=lambda s: None)
 
 
 def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
