@@ -73,7 +73,7 @@ def timing_lock(run_id: str, root: Path, *, wait: bool = True, say: Callable[[st
                     announced = True
                 # wait in the kernel's queue: a blocked flock is woken as the holder lets go, so a holder that
                 # takes the lock again at once (one cipher after another) cannot starve a waiter (polling every
-                # few seconds did: a run waited through a whole benchmark of back-to-back holds)
+                # 2 s did: a flag search waited through one hold after another of a benchmark)
                 fcntl.flock(f, fcntl.LOCK_EX)
                 break
         old = _read(f)

@@ -275,7 +275,8 @@ def test_no_wait_refuses_while_another_run_times(tmp_path):
 
 def test_a_holder_that_takes_the_lock_again_at_once_cannot_starve_a_waiter(tmp_path, monkeypatch):
     """A benchmark that holds the lock cipher after cipher, letting go for a moment between holds: a waiter
-    queues in the kernel and gets it at the next let-go (waiting by polling every 2 s, one waited 20 min)."""
+    queues in the kernel and gets it at the next let-go (polling every 2 s, a flag search waited through one hold
+    after another of a Java benchmark)."""
     import threading
 
     from lab.lock import timing_lock
