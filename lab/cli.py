@@ -174,6 +174,12 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("space", "flag space (default flags/gcc-six.yaml)"),
                 Opt("ciphers", "comma list (default serpent,mars,rc6,rijndael,twofish)", "csv"),
                 Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
+                Opt("search", "the two flag searches (default; --no-search --preset: the preset alone)", "switch",
+                    default=True),
+                Opt("first", "comma list of stored flag-search runs: summarise them (with --second, their repeat) "
+                    "instead of searching", "csv"),
+                Opt("second", "comma list of stored flag-search runs: the repeat of --first", "csv"),
+                Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
                 Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
             invoke="bench.compilers"),
     Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it; "
@@ -228,6 +234,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("max_rounds", "processes per candidate at most (default 30)", "int", default=30),
                 Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float",
                     default=0.01),
+                Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
                 Opt("results_dir", "where the run is written (default results/ in the checkout)"),
                 Opt("build_dir", "build folder (default build/ in the checkout)"), DEBUG), invoke="flags.search"),
     Command("bisect", "the first revision (or compiler version) at which a cell's quantity changed: exact on guest "

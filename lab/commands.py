@@ -370,7 +370,7 @@ def bench_mutation(jobs=None, survivors=False, semantic=False, only=None, out=No
 
 
 def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size=None, json=None,
-                 write_profiles=None, min_rounds=None, max_rounds=None, precision=None, results_dir=None,
+                 write_profiles=None, min_rounds=None, max_rounds=None, precision=None, jobs=None, results_dir=None,
                  build_dir=None) -> int:
     from . import flags
 
@@ -379,14 +379,16 @@ def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size
     lab = _lab()
     found = flags.search(lab, space, ciphers or [], targets, quantity, key_size, Path(json) if json else None,
                          write_profiles, _dir(lab, results_dir, "results"), _dir(lab, build_dir, "build"),
-                         min_rounds, max_rounds, precision)
+                         min_rounds, max_rounds, precision, jobs)
     return 0 if all(any(e.status == "winner" for e in c.entries) for c in found) else EXIT_FAILED
 
 
-def bench_compilers(space=None, ciphers=None, preset=False, out=None) -> int:
+def bench_compilers(space=None, ciphers=None, preset=False, search=True, jobs=None, first=None, second=None,
+                    out=None) -> int:
     from .bench import compilers
 
-    compilers.bench(_lab(), space, ciphers, bool(preset), Path(out) if out else None)
+    compilers.bench(_lab(), space, ciphers, bool(preset), Path(out) if out else None, jobs, search is not False,
+                    first, second)
     return 0
 
 

@@ -4,11 +4,13 @@ A *space* (``flags/<name>.yaml``) names a ``base`` toolchain, whose compiler and
 ``dimensions``: each a list of alternatives, each alternative a list of flags appended to the base flags.  Every
 combination is a candidate.  For each cell the search
 
-1. builds every candidate (in parallel); a flag the compiler rejects makes that candidate ``unavailable`` with
-   the compiler's message;
-2. hashes the code and data of each candidate's timing program: candidates with the same hash are one binary,
-   measured once (``identical``, naming the one measured);
-3. gates every distinct binary on its known answers (a miscompilation is ``unavailable`` with the reason);
+1. builds every candidate's timing program (``--jobs`` at a time); a flag the compiler rejects makes that
+   candidate ``unavailable`` with the compiler's message;
+2. hashes the code and data of each timing program: candidates with the same hash are one binary, measured once
+   (``identical``, naming the one measured);
+3. builds the kat program of every distinct binary only and gates it on its known answers (in parallel; a
+   miscompilation is ``unavailable`` with the reason; passing verdicts are remembered per binary, as a run's are,
+   so a repeated search gates nothing again);
 4. races the rest (F-race / successive halving): every surviving candidate gets one measuring process per
    round, in rotating order; from ``min_rounds`` on, a candidate whose cost is beyond the noise band of the
    best one's, by the interval of the ratio of their best cases (``stats.compare``, the lab's one test), is
@@ -17,8 +19,10 @@ combination is a candidate.  For each cell the search
 5. reports the winner (the best estimate among the survivors) and every candidate *tied* with it: those the
    same test cannot tell from it — never an arbitrary first place.
 
-The search is stored as a run (each measured candidate a cell whose toolchain is the candidate) with
-``flagsearch.json`` beside ``cells.jsonl``; the report shows it in its "Flag search" section.
+Only the race holds the machine's timing lock (builds and gates leave other runs free to time); each cell's
+stages (build, gate, lock_wait, race; and the CPU seconds of builds and gates) are timed and stored.  The search
+is stored as a run (each measured candidate a cell whose toolchain is the candidate) with ``flagsearch.json``
+beside ``cells.jsonl``; the report shows it in its "Flag search" section.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import hashlib
 import itertools
 import json
 import os
+import resource
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -224,6 +229,8 @@ class CellSearch:
     race: Race
     builds: int = 0
     seconds: float = 0.0
+    # wall seconds of build, gate, lock_wait, race; CPU seconds of the compilers (build_cpu) and kat programs
+    stages: dict[str, float] = field(default_factory=dict)
 
     def json(self) -> dict:
         by = {s: [e for e in self.entries if e.status == s] for s in STATUSES}
@@ -238,6 +245,7 @@ class CellSearch:
                 "distinct_binaries": sum(1 for e in self.entries if e.digest and e.status != "identical"),
                 "rounds": self.race.rounds, "processes": self.race.processes,
                 "eliminations": self.race.eliminations, "seconds": round(self.seconds, 1),
+                "stages": {k: round(v, 1) for k, v in self.stages.items()},
                 "candidates": [e.json() for e in self.entries]}
 
 
@@ -246,24 +254,56 @@ def _results(b: Built | Final) -> list:
     return list(built.results.values()) if built else []
 
 
-def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipeline: CellPipeline,
-                measurer: Measurer, say: Callable[[str], None] = print, jobs: int = 1) -> CellSearch:
-    """The candidates of one cell built and gated by the one cell pipeline (only distinct binaries are gated),
-    then raced."""
+@dataclass
+class Pipelines:
+    """The one cell pipeline, twice over one builder: the timing programs of every candidate first, then the kat
+    programs of the distinct binaries only (whose verdicts are remembered per binary, as a run's are)."""
+
+    timing: CellPipeline
+    kat: CellPipeline
+
+    @classmethod
+    def of(cls, backend, builder: Builder, kat_cache: Path | None) -> "Pipelines":
+        return cls(CellPipeline(backend, builder, Stages(programs=("timing",))),
+                   CellPipeline(backend, builder, Stages(programs=("kat",), kat_cache=kat_cache)))
+
+
+@dataclass
+class Ready:
+    """A cell's candidates built, hashed and gated: ready to race."""
+
+    search: CellSearch
+    racing: list[Entry]
+    t0: float
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished child processes: the compilers' and kat programs'
+    work, whatever else shares the machine (wall seconds depend on the load, these do not)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipes: Pipelines,
+                 say: Callable[[str], None] = print, jobs: int = 1) -> Ready:
+    """Every candidate's timing program built; candidates whose programs have the same code and data are one
+    binary; the kat program of each distinct binary built and gated on its known answers (in parallel)."""
     t0 = time.monotonic()
-    profile = lab.profile("quick")
+    stages: dict[str, float] = {}
     entries = [Entry(c) for c in cands]
-    cells = [Cell(impl, c.toolchain, target, (race.key_size,), profile) for c in cands]
+    found = CellSearch(impl, target, entries, race, 0, 0.0, stages)
+    cells = [Cell(impl, c.toolchain, target, (race.key_size,), lab.profile("quick")) for c in cands]
     why = unavailable_reason(cells[0])
     if why:
         for e in entries:
             e.reason = why
-        return CellSearch(impl, target, entries, race, 0, time.monotonic() - t0)
-    with ThreadPoolExecutor(jobs) as pool:  # the builds of every candidate, in parallel
-        builds = list(pool.map(pipeline.build, cells))
+        return Ready(found, [], t0)
+    cpu0 = _children_cpu()
+    with ThreadPoolExecutor(jobs) as pool:  # the timing programs of every candidate, in parallel
+        builds = list(pool.map(pipes.timing.build, cells))
+    stages["build"] = time.monotonic() - t0
     by_digest: dict[str, Entry] = {}
-    gated: list[tuple[Entry, Cell]] = []
-    todo: list[tuple[Entry, Built]] = []
+    distinct: list[tuple[Entry, Built]] = []
     for e, b in zip(entries, builds):
         if isinstance(b, Final):
             e.reason = b.reason if b.status == Status.UNAVAILABLE else f"build failed: {b.reason}"
@@ -275,31 +315,59 @@ def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], ra
             e.reason = f"the same binary as '{first.label}'"
             continue
         by_digest[e.digest] = e
-        todo.append((e, b))
+        distinct.append((e, b))
+    t1 = time.monotonic()
+    with ThreadPoolExecutor(jobs) as pool:  # the kat programs of the distinct binaries only
+        kats = list(pool.map(pipes.kat.build, [b.cell for _, b in distinct]))
+    stages["build"] += time.monotonic() - t1
+    cpu1 = _children_cpu()
+    stages["build_cpu"] = cpu1 - cpu0
+    found.builds = sum(not r.cached for b in (*builds, *kats) for r in _results(b))
+    t2 = time.monotonic()
+    racing = []
+
+    def gate(k: Built | Final) -> Built | Final:
+        return k if isinstance(k, Final) else pipes.kat.gate(k)
+
     with ThreadPoolExecutor(jobs) as pool:  # the known-answer gates of the distinct binaries, in parallel
-        for (e, b), v in zip(todo, pool.map(pipeline.gate, [b for _, b in todo])):
+        for (e, b), v in zip(distinct, pool.map(gate, kats)):
             if isinstance(v, Final):
                 e.reason = f"{v.status}: {v.reason}"
                 continue
             e.status = "racing"
             e.samples = CellSamples(b.cell, b.program("timing"), b.program("timing"), timing_only=True)
-            gated.append((e, b.cell))
+            racing.append(e)
+    stages["gate"] = time.monotonic() - t2
+    stages["gate_cpu"] = _children_cpu() - cpu1
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
-        f"{len(gated)} pass their known answers; racing")
-    race.run([e for e, _ in gated], measurer,
-             lambda r, n: say(f"  round {r}: {n} left") if r % 5 == 0 else None)
-    for e in entries:
+        f"{len(racing)} pass their known answers (build {stages['build']:.0f} s, gates {stages['gate']:.0f} s)")
+    return Ready(found, racing, t0)
+
+
+def race_cell(p: Ready, measurer: Measurer, say: Callable[[str], None] = print) -> CellSearch:
+    """The race of a prepared cell (the caller holds the timing lock)."""
+    found, t = p.search, time.monotonic()
+    found.race.run(p.racing, measurer, lambda r, n: say(f"  round {r}: {n} left") if r % 5 == 0 else None)
+    found.stages["race"] = time.monotonic() - t
+    for e in found.entries:
         if e.status == "racing":  # the race ended before a decision (no processes)
             e.status = "unavailable"
-    built = sum(not r.cached for b in builds for r in _results(b))
-    return CellSearch(impl, target, entries, race, built, time.monotonic() - t0)
+    found.seconds = time.monotonic() - p.t0
+    return found
+
+
+def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipes: Pipelines,
+                measurer: Measurer, say: Callable[[str], None] = print, jobs: int = 1) -> CellSearch:
+    """One cell: prepared (built, hashed, gated) and raced."""
+    return race_cell(prepare_cell(lab, impl, target, cands, race, pipes, say, jobs), measurer, say)
 
 
 # ----------------------------------------------------------------- the command
 def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[str] | None = None,
            quantity: str = "encrypt", key_size: int = 128, json_out: Path | None = None,
            write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
-           min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, say=print) -> list[CellSearch]:
+           min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, jobs: int | None = None,
+           say=print) -> list[CellSearch]:
     from .results import new_run_id
 
     if quantity not in QUANTITIES:
@@ -322,18 +390,23 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
     results_dir = Path(results_dir or lab.root / "results")
     backend = make_backend(lab, "host", build_dir=build_dir, progress=say)
     out: list[CellSearch] = []
+    jobs = max(1, jobs or os.cpu_count() or 1)
     try:
         backend.prepare(tgts, inputs=sorted({f for i in impls for f in i.vector_files}))
-        pipeline = CellPipeline(backend, Builder(lab.root, build_dir, backend), Stages(programs=("timing", "kat")))
+        pipes = Pipelines.of(backend, Builder(lab.root, build_dir, backend), build_dir / "kat-cache")
         cpu = backend.pick_cpu("auto")
         run_id = new_run_id(f"flags-{Path(space_path).stem}")
-        with backend.timing_lock(run_id, wait=True, say=say):
-            measurer = Measurer(backend, cpu, lambda cs: None)
-            for t in tgts:
-                for impl in impls:
-                    race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision)
-                    out.append(search_cell(lab, impl, t, cands, race, pipeline, measurer, say,
-                                           os.cpu_count() or 1))
+        measurer = Measurer(backend, cpu, lambda cs: None)
+        for t in tgts:
+            for impl in impls:
+                race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision)
+                prepared = prepare_cell(lab, impl, t, cands, race, pipes, say, jobs)
+                waited = time.monotonic()
+                # only the race holds the machine's timing lock: builds and gates leave other runs free to time
+                with backend.timing_lock(run_id, wait=True, say=say):
+                    prepared.search.stages["lock_wait"] = time.monotonic() - waited
+                    out.append(race_cell(prepared, measurer, say))
+                say("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in out[-1].stages.items()))
         run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu)
     finally:
         backend.close()

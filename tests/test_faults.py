@@ -273,6 +273,39 @@ def test_no_wait_refuses_while_another_run_times(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+def test_a_holder_that_takes_the_lock_again_at_once_cannot_starve_a_waiter(tmp_path, monkeypatch):
+    """A benchmark that holds the lock cipher after cipher, letting go for a moment between holds: a waiter
+    queues in the kernel and gets it at the next let-go (polling every 2 s, a flag search waited through one hold
+    after another of a Java benchmark)."""
+    import threading
+
+    from lab.lock import timing_lock
+
+    monkeypatch.setenv("CIPHERLAB_LOCK_DIR", str(tmp_path / "locks"))
+    stop, holds, said = threading.Event(), [], []
+
+    def hog():
+        while not stop.is_set():
+            with timing_lock(f"hog-{len(holds)}", ROOT, say=lambda s: None):
+                holds.append(time.monotonic())
+                time.sleep(0.5)
+            time.sleep(0.02)  # let go for a moment only
+
+    t = threading.Thread(target=hog, daemon=True)
+    t.start()
+    while not holds:
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    try:
+        with timing_lock("waiter", ROOT, say=said.append):
+            waited = time.monotonic() - t0
+    finally:
+        stop.set()
+        t.join(10)
+    assert said and said[0].startswith("waiting for the timing lock: held by run hog-")
+    assert waited < 5, f"waited {waited:.1f} s through {len(holds)} holds"
+
+
 def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path):
     d = tmp_path / "locks"
     d.mkdir()

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from lab import flags
+from lab.errors import UsageError
 from lab.schema import ToolchainFile
 
 SPACE = """\
@@ -72,6 +73,26 @@ def test_two_binaries_of_equal_speed_are_tied(found):
     d = found["json"]["cells"][0]
     winner = d["winner"]
     assert d["tied"] == [[*f] for f in (("-O3",), ("-O3", "-fno-asynchronous-unwind-tables")) if list(f) != winner]
+
+
+def test_only_distinct_binaries_get_a_kat_program_and_a_repeat_gates_nothing_again(found, lab):
+    d, build = found["json"]["cells"][0], found["tmp"] / "build"
+    kats = {e["toolchain"]: (build / "host" / e["toolchain"] / "rc6").glob("*/kat") for e in d["candidates"]}
+    built = {tc for tc, progs in kats.items() if any(progs)}
+    assert built == {e["toolchain"] for e in d["candidates"] if e["status"] in ("winner", "tied", "slower")}
+    assert set(d["stages"]) == {"build", "gate", "lock_wait", "race", "build_cpu", "gate_cpu"}
+    assert all(v >= 0 for v in d["stages"].values()) and d["stages"]["gate_cpu"] > 0  # four kat programs ran
+    verdicts = {p: p.stat().st_mtime_ns for p in (build / "kat-cache").glob("*.json")}
+    assert len(verdicts) == 4  # one remembered verdict per distinct binary that passed
+    (again,) = flags.search(lab, found["tmp"] / "space.yaml", ["rc6"], results_dir=found["tmp"] / "results",
+                            build_dir=build, say=lambda s: None)
+    # every program current; only the 8 candidates whose flag the compiler rejects are tried again (a failed
+    # step is not remembered)
+    assert again.builds == sum(e["status"] == "unavailable" for e in d["candidates"]) == 8
+    # every gate answered from the remembered verdicts (a kat run would have written its verdict again)
+    assert {p: p.stat().st_mtime_ns for p in (build / "kat-cache").glob("*.json")} == verdicts
+    assert {e.candidate.flags: e.status for e in again.entries if e.status in ("identical", "unavailable")} == \
+        {tuple(e["flags"]): e["status"] for e in d["candidates"] if e["status"] in ("identical", "unavailable")}
 
 
 def test_a_flag_the_compiler_rejects_makes_its_candidates_unavailable_with_the_message(found):
@@ -140,6 +161,20 @@ def test_bench_compilers_agreement_counts_a_tied_winner_as_the_same_answer():
     assert _agree(a, {"winner": ["-O2"], "tied": []})  # a tie of the first's winner
     assert _agree(a, {"winner": ["-Os"], "tied": [["-O3"]]})  # the first's winner tied with the second's
     assert not _agree(a, {"winner": ["-Os"], "tied": [["-O2"]]})
+
+
+def test_bench_compilers_summarises_stored_searches(found, lab):
+    from lab.bench.compilers import from_runs
+
+    run, cell = found["json"]["run"], found["cell"]
+    doc = from_runs(lab, [run], [run], results_dir=found["tmp"] / "results", say=lambda s: None)
+    assert doc["agreement"] == 1.0 and doc["cells_compared"] == 1 and doc["ciphers"] == ["rc6"]
+    w = next(e for e in cell.entries if e.status == "winner")
+    assert doc["winner_precision_max"] == pytest.approx(w.estimate.precision)
+    assert doc["processes_spent"] == 2 * cell.race.processes and doc["programs_full_factorial"] == 32
+    assert doc["searches"][0]["stages"]["race"] == pytest.approx(found["json"]["cells"][0]["stages"]["race"], abs=0.1)
+    with pytest.raises(UsageError, match="no flag search run 'nope'"):
+        from_runs(lab, [run], ["nope"], results_dir=found["tmp"] / "results", say=lambda s: None)
 
 
 def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
