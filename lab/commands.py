@@ -327,7 +327,7 @@ def bench_java(ciphers=None, rounds=None, toolchain=None, out=None) -> int:
 
     if rounds is not None and rounds < 1:
         raise UsageError("option --rounds: needs a positive number")
-    java_bench.bench(_lab(), ciphers, rounds or 3, toolchain or "gcc-O3", Path(out) if out else None)
+    java_bench.bench(_lab(), ciphers, rounds or 1, toolchain or "gcc-O3", Path(out) if out else None)
     return 0
 
 
