@@ -31,9 +31,11 @@ def java_build(lab, build_dir) -> java.JavaBuild:
     return java.build(build_dir, java.discover(lab))
 
 
-def test_ours_cover_sterbenz_and_lipp_and_the_peers_are_data():
+def test_ours_cover_sterbenz_and_lipp_and_every_round1_candidate_and_the_peers_are_data(lab):
     ours = {i.cipher for i in IMPLS.values() if i.impl_class != "peer"}
     assert STERBENZ_LIPP | {"cast256"} <= ours
+    round1 = {name for name, c in lab.ciphers.items() if c.round1}  # NIST's slide 29: the 15 candidates
+    assert len(round1) == 15 and round1 <= ours, sorted(round1 - ours)
     bc = {i.cipher for i in IMPLS.values() if i.library == "bouncycastle"}
     assert bc == {"rijndael", "serpent", "twofish", "rc6", "cast256", "des", "3des", "idea"}
     assert {i.cipher for i in IMPLS.values() if i.library == "sunjce"} == {"rijndael", "des", "3des"}
