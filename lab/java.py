@@ -219,6 +219,9 @@ def profile_unavailable(profile: JvmProfile) -> str | None:
     if not engine.image_exists(ref):
         return (f"{profile.package} is in the image {ref}, which is not built: "
                 f"invoke images.build --targets {profile.image}")
+    if not jvm_command(profile, ["-version"], 120).ok:  # an image built from an older Dockerfile
+        return (f"the image {ref} has no {profile.java} ({profile.package}): it is older than its Dockerfile; "
+                f"invoke images.build --targets {profile.image}")
     return None
 
 
