@@ -79,11 +79,13 @@ def ratios(pooled: dict[str, dict[str, list[float]]], ours: str, other: str) -> 
 
 
 def bench(lab: Lab, ciphers: list[str] | None = None, rounds: int = 1, toolchain: str = "gcc-O3",
-          out: Path | None = None, say=print, **jmh) -> dict:
+          out: Path | None = None, say=print, ours_only: bool = False, **jmh) -> dict:
+    """`ours_only`: our Java implementations without the Java peers (only our Java against our C)."""
     impls = java.discover(lab)
     prof = java.profiles()[C2]
     b = java.build(lab.root / "build", impls)
-    chosen = [i for i in impls.values() if not ciphers or i.cipher in ciphers]
+    chosen = [i for i in impls.values() if (not ciphers or i.cipher in ciphers)
+              and not (ours_only and i.impl_class == "peer")]
     gated, refused = [], {}
     for i in chosen:
         v = java.run_kat(b, i, prof)
@@ -120,6 +122,7 @@ def bench(lab: Lab, ciphers: list[str] | None = None, rounds: int = 1, toolchain
                                    f"{toolchain}", "benchmark": bname, **r, "goal": "<= 2.0",
                                    "met": r["ratio"] <= 2.0})
     doc = {**header("java"), "jvm_profile": C2, "java_version": java.java_version(), "rounds": rounds,
+           "ours_only": ours_only,
            "jmh": settings, "cpu": cpu, "refused": refused, "ours_vs_peers": peers_rows, "java_vs_c": c_rows,
            "per_process_minima": pooled,
            "note": "cost ratios (below 1: ours is cheaper): the per-process-minimum estimator of each side, JMH "
