@@ -162,10 +162,12 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("profile", "measurement profile (default: the matrix's)"),
                 Opt("out", "JSON file to write (default bench/results/peers-DATE.json)"),
                 DEBUG), invoke="bench.peers"),
-    Command("bench-java", "every Java implementation and Java peer under C2 (JMH, interleaved rounds): ours / "
-            "Bouncy Castle and our Java / our portable C per finalist, with their spread over rounds", "bench_java", (
+    Command("bench-java", "every Java implementation and Java peer under C2 (JMH, short iterations, pinned forks): "
+            "ours / Bouncy Castle and our Java / our portable C per finalist, with intervals over processes", "bench_java", (
                 Opt("ciphers", "comma list (default: every cipher with Java code)", "csv"),
-                Opt("rounds", "interleaved rounds (default 3)", "int"),
+                Opt("rounds", "interleaved rounds, processes pooled (default 1)", "int"),
+                Opt("forks", "JMH forks (pinned JVMs) per benchmark and round (default 5)", "int"),
+                Opt("ours_only", "our Java only, without the Java peers (our Java / our C)", "flag"),
                 Opt("toolchain", "the C toolchain our Java is compared with (default gcc-O3)"),
                 Opt("out", "JSON file to write (default bench/results/java-DATE.json)"),
                 DEBUG), invoke="bench.java"),

@@ -324,12 +324,15 @@ def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:
     return 0
 
 
-def bench_java(ciphers=None, rounds=None, toolchain=None, out=None) -> int:
+def bench_java(ciphers=None, rounds=None, toolchain=None, out=None, forks=None, ours_only=False) -> int:
     from .bench import java as java_bench
 
     if rounds is not None and rounds < 1:
         raise UsageError("option --rounds: needs a positive number")
-    java_bench.bench(_lab(), ciphers, rounds or 3, toolchain or "gcc-O3", Path(out) if out else None)
+    if forks is not None and forks < 2:
+        raise UsageError("option --forks: needs at least 2 (an interval needs two processes)")
+    java_bench.bench(_lab(), ciphers, rounds or 1, toolchain or "gcc-O3", Path(out) if out else None,
+                     ours_only=bool(ours_only), **({"forks": forks} if forks else {}))
     return 0
 
 

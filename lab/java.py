@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import protocol
@@ -93,6 +93,7 @@ class JvmProfile:
     package: str
     flags: tuple[str, ...]
     notes: tuple[str, ...]
+    image: str | None = None  # a target whose container image holds this JVM; None: the host's
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ def profiles(folder: Path = JAVA_SRC / "jvm-profiles") -> dict[str, JvmProfile]:
     out = {}
     for path in sorted(folder.glob("*.yaml")):
         p: JvmProfileFile = validate(JvmProfileFile, read_yaml(path), path)
-        out[path.stem] = JvmProfile(path.stem, p.description, p.java, p.package, tuple(p.flags), tuple(p.notes))
+        out[path.stem] = JvmProfile(path.stem, p.description, p.java, p.package, tuple(p.flags), tuple(p.notes),
+                                    p.image)
     return out
 
 
@@ -181,11 +183,81 @@ def unavailable(java: str = "java") -> str | None:
     return None
 
 
-def java_version(java: str = "java") -> str:
-    """The `java -version` build line, e.g. 'OpenJDK 64-Bit Server VM (build 17.0.15+6-Debian-1deb12u1, ...)'."""
-    r = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+def java_version(java: str = "java", profile: JvmProfile | None = None) -> str:
+    """The `java -version` build line, e.g. 'OpenJDK 64-Bit Server VM (build 17.0.15+6-Debian-1deb12u1, ...)'
+    (of the profile's JVM when given: in its image for an image profile)."""
+    r = jvm_command(profile, ["-version"], 60) if profile else \
+        subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
     lines = r.stderr.strip().splitlines()
     return lines[-1] if lines else ""
+
+
+# ------------------------------------------------------ JVMs in an image
+_backends: dict = {}  # image target -> ContainerBackend (one container per target, removed at exit)
+
+
+def _backend(image: str):
+    from .backends.container import ContainerBackend
+    from .config import Lab
+
+    if image not in _backends:
+        _backends[image] = ContainerBackend(Lab(), auto_build=False, progress=lambda _: None)
+    return _backends[image]
+
+
+def profile_unavailable(profile: JvmProfile) -> str | None:
+    """Why this profile's JVM cannot run here (one line naming the package, or the image holding it), or None."""
+    if not profile.image:
+        return unavailable(profile.java)
+    from .config import Lab
+    from .images import EngineError, detect_engine, image_ref
+
+    try:
+        engine = detect_engine()
+        ref = image_ref(Lab().target(profile.image))
+    except (EngineError, ConfigError, KeyError) as e:
+        return f"{profile.package} runs in the image of target {profile.image}, and no container engine answers: {e}"
+    if not engine.image_exists(ref):
+        return (f"{profile.package} is in the image {ref}, which is not built: "
+                f"invoke images.build --targets {profile.image}")
+    if not jvm_command(profile, ["-version"], 120).ok:  # an image built from an older Dockerfile
+        return (f"the image {ref} has no {profile.java} ({profile.package}): it is older than its Dockerfile; "
+                f"invoke images.build --targets {profile.image}")
+    return None
+
+
+def image_classpath(b: JavaBuild, backend) -> str:
+    """The build's classpath as a container sees it: the jars (in ~/.m2, which the image's user cannot read)
+    copied once beside the classes, into the build folder the container mounts."""
+    if not backend._visible(b.classes):
+        raise JavaUnavailable(f"the Java build {b.classes} is outside the build folder {backend.build_dir} the "
+                              "container mounts: build into it (the default build/)")
+    folder = b.classes.parent.parent / "jars"
+    folder.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for j in b.jars:
+        dest = folder / j.name
+        if not dest.is_file() or dest.stat().st_size != j.stat().st_size:
+            shutil.copyfile(j, dest)
+        copies.append(dest)
+    return os.pathsep.join([str(b.classes), *map(str, copies)])
+
+
+def jvm_command(profile: JvmProfile, args: list[str], timeout: float, cpu: int | None = None) -> Completed:
+    """The profile's launcher with `args` (no flags added): on the host, or inside its image."""
+    argv = [profile.java, *args]
+    if profile.image:
+        be = _backend(profile.image)
+        pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
+        return be.exec(pin + argv, target=be.lab.target(profile.image), timeout=timeout)
+    pin_fn = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    t0, started = time.monotonic(), time.time()
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=pin_fn)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return Completed(argv, None, out, "", time.monotonic() - t0, timed_out=True, started=started)
+    return Completed(argv, r.returncode, r.stdout, r.stderr, time.monotonic() - t0, started=started)
 
 
 def pinned_artifacts(pom: Path = JAVA_SRC / "pom.xml") -> list[str]:
@@ -262,15 +334,13 @@ def build(build_dir: Path, impls: dict[str, JavaImpl], source_root: Path = JAVA_
 
 # ------------------------------------------------------------ the gate
 def run_program(b: JavaBuild, main: str, args: list[str], profile: JvmProfile | None = None,
-                timeout: float = 600) -> Completed:
-    argv = [profile.java if profile else "java", *(profile.flags if profile else ()), "-cp", b.classpath, main, *args]
-    t0, started = time.monotonic(), time.time()
-    try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return Completed(argv, None, out, "", time.monotonic() - t0, timed_out=True, started=started)
-    return Completed(argv, r.returncode, r.stdout, r.stderr, time.monotonic() - t0, started=started)
+                timeout: float = 600, cpu: int | None = None) -> Completed:
+    """One JVM of the profile (the host's `java` without one; inside its image for an image profile); `cpu`:
+    pinned to that CPU (and so are the processes it starts: JMH's forks), as the C side's measuring processes
+    are."""
+    profile = profile or JvmProfile("host", "", "java", JDK_PACKAGE, (), ())
+    cp = image_classpath(b, _backend(profile.image)) if profile.image else b.classpath
+    return jvm_command(profile, [*profile.flags, "-cp", cp, main, *args], timeout, cpu)
 
 
 def kat_runs(b: JavaBuild, impl: JavaImpl, profile: JvmProfile | None = None, files: list[Path] | None = None,
@@ -377,20 +447,25 @@ def cycle_processes(results: list[JmhResult], impl: str) -> list[list[dict]]:
 
 def run_jmh(b: JavaBuild, impl: JavaImpl, profile: JvmProfile, out_json: Path, key_bits: list[int] | None = None,
             benchmarks: list[str] | None = None, forks: int = 2, warmup: int = 3, iterations: int = 5,
-            iteration_ms: int = 200, timeout: float = 1800) -> list[JmhResult]:
-    """JMH over one implementation: every benchmark x key size, `forks` JVMs each (the profile's flags)."""
+            iteration_ms: int = 200, timeout: float = 1800, warmup_ms: int | None = None,
+            cpu: int | None = None) -> list[JmhResult]:
+    """JMH over one implementation: every benchmark x key size, `forks` JVMs each (the profile's flags);
+    warm-up iterations of `warmup_ms` (default `iteration_ms`); `cpu`: JMH and its forks pinned to it."""
     keys = [k for k in (key_bits or impl.key_bits) if k in impl.key_bits]
     names = benchmarks or list(BENCHMARKS)
     regex = r"cipherlab\.bench\.CipherBench\.(" + "|".join(map(re.escape, names)) + r")$"
     out_json.parent.mkdir(parents=True, exist_ok=True)
     args = [regex, "-p", f"impl={impl.id}", "-p", f"keyBits={','.join(map(str, keys))}", "-f", str(forks),
-            "-wi", str(warmup), "-i", str(iterations), "-w", f"{iteration_ms}ms", "-r", f"{iteration_ms}ms",
-            "-foe", "true", "-rf", "json", "-rff", str(out_json), "-jvm", shutil.which(profile.java) or profile.java]
+            "-wi", str(warmup), "-i", str(iterations), "-w", f"{warmup_ms or iteration_ms}ms", "-r", f"{iteration_ms}ms",
+            "-foe", "true", "-rf", "json", "-rff", str(out_json),
+            "-jvm", profile.java if profile.image else shutil.which(profile.java) or profile.java]
     if profile.flags:
         args += ["-jvmArgsAppend", " ".join(profile.flags)]
     deadline = time.monotonic() + timeout
     while True:  # JMH refuses to run beside another JMH (its lock file): wait for it, as for the lab's timing lock
-        c = run_program(b, "org.openjdk.jmh.Main", args, None, max(1.0, deadline - time.monotonic()))
+        # the JMH host runs where its forks run (an image profile's JVM: in its image), without the fork flags
+        host = replace(profile, flags=()) if profile.image else None
+        c = run_program(b, "org.openjdk.jmh.Main", args, host, max(1.0, deadline - time.monotonic()), cpu)
         if "Unable to acquire the JMH lock" not in c.stdout + c.stderr or time.monotonic() > deadline:
             break
         time.sleep(2)
@@ -414,6 +489,18 @@ def paired_ratios(rounds: list[dict[str, dict[str, float]]], ours: str, peer: st
         best = min(r[ours][b] for r in rounds if b in r.get(ours, {})) / \
             min(r[peer][b] for r in rounds if b in r.get(peer, {}))
         out[b] = {"median": median, "low": rs[0], "high": rs[-1], "rounds": len(rs), "best_over_best": best}
+    return out
+
+
+def fork_minima(b: JavaBuild, impls: list[JavaImpl], profile: JvmProfile, out_dir: Path,
+                benchmarks: list[str] | None = None, tag: str = "", **jmh) -> dict[str, dict[str, list[float]]]:
+    """One JMH run per implementation in turn (first key size): {impl: {benchmark: [each fork's minimum over its
+    iterations, ns/op]}}, the per-process minima the lab's estimator (lab.stats.estimate / compare) reads."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for impl in impls:
+        rs = run_jmh(b, impl, profile, out_dir / f"{impl.cipher}_{impl.name}-{profile.name}{tag}.json",
+                     key_bits=[impl.key_bits[0]], benchmarks=benchmarks, **jmh)
+        out[impl.id] = {r.benchmark: r.per_process_min for r in rs}
     return out
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -109,8 +108,7 @@ def cell_id(impl: java.JavaImpl, profile: str) -> str:
 # ------------------------------------------------------------------ JVM facts
 def jvm_state(profile: java.JvmProfile) -> tuple[str, str, dict[str, str]]:
     """(java -version build line, JIT state, the JIT's final flags) of a JVM profile, as the JVM reports them."""
-    r = subprocess.run([profile.java, *profile.flags, "-XX:+PrintFlagsFinal", "-version"], capture_output=True,
-                       text=True, timeout=120)
+    r = java.jvm_command(profile, [*profile.flags, "-XX:+PrintFlagsFinal", "-version"], 120)
     flags = {}
     for ln in r.stdout.splitlines():
         m = re.match(r"\s*\S+\s+(\w+)\s+=\s+(\S+)", ln)
@@ -129,8 +127,10 @@ def jvm_state(profile: java.JvmProfile) -> tuple[str, str, dict[str, str]]:
 def toolchains_meta(profiles: list[java.JvmProfile], states: dict[str, tuple] | None = None) -> dict[str, dict]:
     """run.json's `toolchains` entries of JVM profiles (the shape of a C toolchain's, cc = the java launcher), for
     a run that holds Java cells (a matrix run adds these to its own)."""
-    states = states if states is not None else ({} if java.unavailable() else {p.name: jvm_state(p) for p in profiles})
+    states = states if states is not None else (
+        {} if java.unavailable() else {p.name: jvm_state(p) for p in profiles if not java.profile_unavailable(p)})
     return {p.name: {"description": p.description, "family": "jvm", "cc": p.java, "flags": list(p.flags),
+                     **({"image": p.image} if p.image else {}),
                      "ldflags": [], "imitates": None, "notes": list(p.notes), "reference_tables": [],
                      "package": p.package, "version": states.get(p.name, ("",))[0],
                      "jit": states.get(p.name, ("", ""))[1]} for p in profiles}
@@ -297,8 +297,9 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
     cells = [(i, jvms[n]) for i in chosen for n in names]
     machine = system.machine_id()
     own = writer is None
-    reason = java.unavailable()
-    states = {} if reason else {n: jvm_state(jvms[n]) for n in names}
+    reason = java.unavailable()  # javac on the host builds for every profile
+    missing = {n: java.profile_unavailable(jvms[n]) for n in names} if reason is None else {}
+    states = {} if reason else {n: jvm_state(jvms[n]) for n in names if not missing[n]}
     if own:
         writer = RunWriter.create(results_dir, {
             "machine_id": machine, "machine": system.machine(), "git": system.git_revision(lab.root),
@@ -334,8 +335,14 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
             from .lock import timing_lock
 
             stack.enter_context(timing_lock(writer.meta.run_id, lab.root, say=say))
-        gate_profile = next((jvms[n] for n in names if "-Xint" not in jvms[n].flags), jvms[names[0]])
-        gates: dict[str, tuple] = {}
+        # the gate runs once per implementation and JVM (the host's, or an image's), under a JIT profile
+        gate_profiles = {}
+        for n in names:
+            if not missing[n]:
+                img = jvms[n].image
+                if img not in gate_profiles or "-Xint" in gate_profiles[img].flags:
+                    gate_profiles[img] = jvms[n]
+        gates: dict[tuple, tuple] = {}
         work = build_dir / "java" / "jmh" / writer.meta.run_id
         for impl, p in cells:
             stages = {"build": t_build}
@@ -343,11 +350,15 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
             if b is None or why:
                 put(record(lab, impl, p, machine, Status.BUILD_FAILED, why, stages))
                 continue
-            if impl.id not in gates:
+            if missing[p.name]:
+                put(record(lab, impl, p, machine, "unavailable", missing[p.name], stages))
+                continue
+            gate_profile = gate_profiles[p.image]
+            if (impl.id, p.image) not in gates:
                 t0 = time.monotonic()
                 v = java.run_kat(b, impl, gate_profile, timeout=prof.timeout_seconds)
-                gates[impl.id] = (v, round(time.monotonic() - t0, 3))
-            v, t_kat = gates[impl.id]
+                gates[impl.id, p.image] = (v, round(time.monotonic() - t0, 3))
+            v, t_kat = gates[impl.id, p.image]
             stages["verify"] = t_kat
             if not v.ok:
                 put(record(lab, impl, p, machine, v.status, v.reason, stages, b=b, cached=cached, verdict=v))
@@ -356,6 +367,7 @@ def run_java_cells(lab: Lab, *, ciphers: list[str] | None = None, implementation
             keys = [k for k in (s.key_bits or impl.key_bits) if k in have] or [impl.key_bits[0]]
             build_line, jit, jit_flags = states[p.name]
             jvm = {"jvm_profile": p.name, "java": p.java, "java_version": build_line, "flags": list(p.flags),
+                   **({"image": java._backend(p.image).image_info(lab.target(p.image))} if p.image else {}),
                    "jit": jit, "jit_flags": jit_flags,
                    "jmh": {"version": "1.37", "mode": "avgt", "forks_per_batch": s.forks, "warmup_iterations": s.warmup,
                            "iterations": s.iterations, "iteration_ms": s.iteration_ms,

@@ -159,6 +159,7 @@ class JavaInfo(Model):
     jit_flags: dict[str, str]
     jmh: dict[str, Any]
     sterbenz_lipp: list[SterbenzLippOp] = []
+    image: dict[str, Any] | None = None  # a JVM in a container image (jvm profile `image:`): its ref, id, labels
 
 
 class CellRecord(Model):

@@ -368,6 +368,9 @@ class JvmProfileFile(Strict):
     package: str = Field(description="Debian package that provides this JVM (named when it is missing).")
     flags: list[str] = Field(default_factory=list, description="Flags of the measured JVMs (JMH forks).")
     notes: list[str] = Field(default_factory=list, description="What the profile separates, caveats.")
+    image: str | None = Field(None, description="A target of targets/ whose container image holds this JVM "
+                              "(e.g. x86_64-trixie for OpenJDK 21): its JVMs run there, on classes javac "
+                              "compiled on the host; `java` is then the launcher's path inside the image.")
 
 
 # ---------------------------------------------------------------------- hosts

@@ -31,9 +31,11 @@ def java_build(lab, build_dir) -> java.JavaBuild:
     return java.build(build_dir, java.discover(lab))
 
 
-def test_ours_cover_sterbenz_and_lipp_and_the_peers_are_data():
+def test_ours_cover_sterbenz_and_lipp_and_every_round1_candidate_and_the_peers_are_data(lab):
     ours = {i.cipher for i in IMPLS.values() if i.impl_class != "peer"}
     assert STERBENZ_LIPP | {"cast256"} <= ours
+    round1 = {name for name, c in lab.ciphers.items() if c.round1}  # NIST's slide 29: the 15 candidates
+    assert len(round1) == 15 and round1 <= ours, sorted(round1 - ours)
     bc = {i.cipher for i in IMPLS.values() if i.library == "bouncycastle"}
     assert bc == {"rijndael", "serpent", "twofish", "rc6", "cast256", "des", "3des", "idea"}
     assert {i.cipher for i in IMPLS.values() if i.library == "sunjce"} == {"rijndael", "des", "3des"}
@@ -143,7 +145,13 @@ def test_jvm_profiles_are_data_with_a_strict_schema(tmp_path):
     assert {p.flags for p in profs.values()} >= {(), ("-XX:TieredStopAtLevel=1",), ("-Xint",),
                                                 ("-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAESIntrinsics")}
     for p in profs.values():  # every flag set starts a JVM (a diagnostic flag needs its unlock first)
-        r = subprocess.run([p.java, *p.flags, "-version"], capture_output=True, text=True, timeout=120)
+        if p.image:  # a JVM in a target's image (OpenJDK 21): started there when the image is built
+            assert p.java.startswith("/") and p.package
+            if java.profile_unavailable(p):
+                continue
+            r = java.jvm_command(p, [*p.flags, "-version"], 120)
+        else:
+            r = subprocess.run([p.java, *p.flags, "-version"], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, f"{p.name}: {r.stderr.strip()}"
     bad = tmp_path / "fast.yaml"
     bad.write_text("description: x\nfamily: jvm\npackage: p\nflags: [-Xint]\nopt_level: 3\n")
@@ -225,3 +233,34 @@ def test_interleaved_rounds_feed_paired_ratios(java_build, tmp_path):
     assert len(rounds) == 1 and set(rounds[0]) == {"idea/ref", "idea/bouncycastle"}
     r = java.paired_ratios(rounds, "idea/ref", "idea/bouncycastle")
     assert set(r) == {"encrypt1"} and r["encrypt1"]["rounds"] == 1 and r["encrypt1"]["median"] > 0
+
+
+def test_bench_ratios_are_the_per_process_minimum_estimator_with_an_interval_over_processes():
+    """bench.java's Java / C ratio: each side's best process (JMH fork, C process), the lab's estimator, and the
+    bootstrap interval over both sides' processes; a slow process on either side moves neither the ratio nor,
+    with enough processes, the interval's lower end below what the best processes allow."""
+    from lab.bench.java import ratios
+
+    pooled = {"x/ours": {"encrypt1": [110.0, 100.0, 180.0, 101.0, 150.0], "keySetup": [10.0]},
+              "c:x": {"encrypt1": [50.0, 52.0, 90.0, 51.0, 50.5], "encrypt1024": [1.0]}}
+    r = ratios(pooled, "x/ours", "c:x")
+    assert set(r) == {"encrypt1"}  # only what both sides measured
+    e = r["encrypt1"]
+    assert e["ratio"] == pytest.approx(2.0) and e["ours_ns"] == 100.0 and e["other_ns"] == 50.0
+    assert e["low"] <= 2.0 <= e["high"] and e["processes"] == [5, 5]
+    assert e["low"] >= 100.0 / 52.0 - 1e-9 and e["high"] <= 110.0 / 50.0 + 1e-9
+
+
+def test_fork_minima_give_each_pinned_fork_its_best_iteration(java_build, tmp_path):
+    """JMH as bench.java runs it: several forks pinned to one CPU, short iterations; one minimum per fork, each
+    the smallest of that fork's iterations in JMH's own JSON."""
+    import os
+
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    impl = IMPLS["rc6/ref"]
+    out = java.fork_minima(java_build, [impl], java.profiles()["openjdk17-c2"], tmp_path, benchmarks=["encrypt1"],
+                           forks=2, warmup=2, warmup_ms=20, iterations=10, iteration_ms=2, cpu=cpu)
+    (raw,) = json.loads((tmp_path / "rc6_ref-openjdk17-c2.json").read_text())
+    forks = raw["primaryMetric"]["rawData"]
+    assert len(forks) == 2 and all(len(f) == 10 for f in forks) and raw["measurementTime"] == "2 ms"
+    assert out == {"rc6/ref": {"encrypt1": [min(f) for f in forks]}}

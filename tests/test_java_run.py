@@ -202,3 +202,38 @@ def test_jmh_waits_for_another_jmh_instead_of_failing(lab, tmp_path):
     finally:
         release.join()
     assert time.monotonic() - t0 >= 3.0 and r.per_process_min[0] > 0
+
+
+def test_a_jvm_in_an_image_without_an_engine_is_unavailable_naming_package_and_image(lab, tmp_path, monkeypatch):
+    """OpenJDK 21 runs in the x86_64-trixie image: with the host's JDK but without the container engine the lab
+    is told to use (CIPHERLAB_ENGINE=podman, not installed here), its cells are `unavailable` with a one-line
+    reason naming the package and the image's target, and the host's profile still runs."""
+    if shutil.which("podman"):
+        pytest.skip("podman is installed: no engine is missing here")
+    monkeypatch.setenv("CIPHERLAB_ENGINE", "podman")
+    out = run_java_cells(lab, implementations=["rc6/ref"], jvm_profiles=["openjdk21-c2", "openjdk17-c2"],
+                         profile="smoke", settings=JavaSettings(**{**QUICK.__dict__, "sterbenz_lipp": False}),
+                         results_dir=tmp_path / "results", build_dir=tmp_path / "build", say=lambda s: None)
+    by = {c.cell: c for c in results.read_run(out.run_dir)[1]}
+    jdk21 = by["rc6/ref@openjdk21-c2@host"]
+    assert jdk21.status == "unavailable" and "\n" not in jdk21.reason
+    assert "openjdk-21-jre-headless" in jdk21.reason and "x86_64-trixie" in jdk21.reason
+    assert by["rc6/ref@openjdk17-c2@host"].status == "ok"
+
+
+@pytest.mark.container
+def test_one_java_cell_under_openjdk21_passes_its_gate_in_the_trixie_image(lab, tmp_path):
+    """The openjdk21-c2 profile: RC6 gated (every vector and the checksum chain) and measured by JDK 21 inside the
+    x86_64-trixie image, on the classes the host's javac compiled; the provenance says JDK 21 and the image.
+    Skipped without the engine or the image, unless CIPHERLAB_REQUIRE_CONTAINERS=1."""
+    from .conftest import image_or_skip
+
+    image_or_skip("x86_64-trixie", build_when_required=True)
+    out = run_java_cells(lab, implementations=["rc6/ref"], jvm_profiles=["openjdk21-c2"], profile="smoke",
+                         settings=JavaSettings(**{**QUICK.__dict__, "sterbenz_lipp": False}),
+                         results_dir=tmp_path / "results", say=lambda s: None)  # build/: the container mounts it
+    meta, (cell,) = results.read_run(out.run_dir)
+    assert cell.status == "ok", cell.reason
+    assert cell.kat.failed == 0 and cell.kat.passed > 0 and cell.kat.checksums
+    assert re.search(r"\b21\.\d", cell.java.java_version) and cell.java.image["id"].startswith("sha256:")
+    assert cell.java.jit == "C2 (tiered)" and meta.toolchains["openjdk21-c2"]["image"] == "x86_64-trixie"

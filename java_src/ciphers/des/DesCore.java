@@ -92,7 +92,7 @@ public final class DesCore {
     }
 
     /** Sixteen rounds on rotated halves (l, r); returns the preoutput (R16, L16) packed as (high, low). */
-    static long rounds(int l, int r, int[] sk) {
+    public static long rounds(int l, int r, int[] sk) {
         for (int i = 0; i < 32; i += 4) {
             l ^= f(r, sk[i], sk[i + 1]);
             r ^= f(l, sk[i + 2], sk[i + 3]);
@@ -101,7 +101,7 @@ public final class DesCore {
     }
 
     /** IP on the block at in[off]: the halves rotated left by one, packed (high, low). */
-    static long ip(byte[] in, int off) {
+    public static long ip(byte[] in, int off) {
         int l = Bytes.load32be(in, off), r = Bytes.load32be(in, off + 4), t;
         t = ((l >>> 4) ^ r) & 0x0f0f0f0f; r ^= t; l ^= t << 4;
         t = ((l >>> 16) ^ r) & 0x0000ffff; r ^= t; l ^= t << 16;
@@ -114,7 +114,7 @@ public final class DesCore {
     }
 
     /** IP^-1 of the packed rotated halves, stored at out[off]. */
-    static void fp(long lr, byte[] out, int off) {
+    public static void fp(long lr, byte[] out, int off) {
         int l = (int) (lr >>> 32), r = (int) lr, t;
         l = Integer.rotateRight(l, 1);
         t = (l ^ r) & 0xaaaaaaaa; l ^= t; r ^= t;

@@ -93,11 +93,17 @@ public final class Ref implements BlockCipher {
             t[i] = Bytes.load32le(key, 4 * i);
         t[n] = n;
         for (int j = 0; j < 4; j++) {
-            for (int i = 0; i < 15; i++) // T[i] ^= ((T[i-7] ^ T[i-2]) <<< 3) ^ (4i + j)
-                t[i] ^= Integer.rotateLeft(t[(i + 8) % 15] ^ t[(i + 13) % 15], 3) ^ (4 * i + j);
+            // T[i] ^= ((T[i-7] ^ T[i-2]) <<< 3) ^ (4i + j), indices mod 15 (split so no index needs a modulo)
+            t[0] ^= Integer.rotateLeft(t[8] ^ t[13], 3) ^ j;
+            t[1] ^= Integer.rotateLeft(t[9] ^ t[14], 3) ^ (4 + j);
+            for (int i = 2; i < 7; i++)
+                t[i] ^= Integer.rotateLeft(t[i + 8] ^ t[i - 2], 3) ^ (4 * i + j);
+            for (int i = 7; i < 15; i++)
+                t[i] ^= Integer.rotateLeft(t[i - 7] ^ t[i - 2], 3) ^ (4 * i + j);
+            int prev = t[14];
             for (int r = 0; r < 4; r++) // stirring: T[i] = (T[i] + S[low 9 bits of T[i-1]]) <<< 9
                 for (int i = 0; i < 15; i++)
-                    t[i] = Integer.rotateLeft(t[i] + S[t[(i + 14) % 15] & 0x1ff], 9);
+                    prev = t[i] = Integer.rotateLeft(t[i] + S[prev & 0x1ff], 9);
             for (int i = 0; i < 10; i++)
                 k[10 * j + i] = t[(4 * i) % 15];
         }

@@ -11,15 +11,19 @@ import cipherlab.Bytes;
  * <p>Column c of the state is the big-endian word at in[4c..4c+3] (row 0 the most significant byte), so
  * RotWord is a rotation by 8.  Tables are computed when the class loads from the definitions of FIPS-197
  * Sec. 5.1.1 (S-box: GF(2^8) inverse then the affine map) and Sec. 5.1.3 / 5.3.3 (MixColumns and
- * InvMixColumns coefficients), in four separate int arrays per direction (a Java array access carries a
- * bounds check against its own length, so one flat [4*256] array would cost an add per lookup).
+ * InvMixColumns coefficients), one flat int[4*256] array per direction (see TE below), two rounds per loop
+ * turn as in c_src/ciphers/rijndael/ttable.c.
  * Not constant time: table indices depend on key and data.
  */
 public final class Ttable implements BlockCipher {
     private static final int[] S = new int[256], SI = new int[256];
-    private static final int[] TE0 = new int[256], TE1 = new int[256], TE2 = new int[256], TE3 = new int[256];
-    private static final int[] TD0 = new int[256], TD1 = new int[256], TD2 = new int[256], TD3 = new int[256];
-
+    // TE[256 * j + x] = Te_j[x] (the column of MixColumns of S[x] rotated right by 8j), TD likewise for the inverse
+    // cipher, SE[256 * j + x] = S[x] in row j (shifted to its byte), so the last round needs no shifts.  One
+    // array per kind, not four: C2 keeps one base register per array, and four table bases, the round key and the
+    // eight state words do not fit the registers x86-64 leaves it (with the four of them it spilled).  The arrays
+    // are static final, so C2 knows their length and drops the bounds checks of indices it can bound
+    // (256 * j + a byte).
+    private static final int[] TE = new int[1024], TD = new int[1024], SE = new int[1024];
     private static int mul(int a, int b) { // GF(2^8) product modulo x^8+x^4+x^3+x+1 (FIPS-197 Sec. 4.2)
         int p = 0;
         for (; b != 0; b >>>= 1) {
@@ -47,14 +51,11 @@ public final class Ttable implements BlockCipher {
             int s = S[x], si = SI[x];
             int te = (mul(s, 2) << 24) | (s << 16) | (s << 8) | mul(s, 3);
             int td = (mul(si, 14) << 24) | (mul(si, 9) << 16) | (mul(si, 13) << 8) | mul(si, 11);
-            TE0[x] = te;
-            TE1[x] = Integer.rotateRight(te, 8);
-            TE2[x] = Integer.rotateRight(te, 16);
-            TE3[x] = Integer.rotateRight(te, 24);
-            TD0[x] = td;
-            TD1[x] = Integer.rotateRight(td, 8);
-            TD2[x] = Integer.rotateRight(td, 16);
-            TD3[x] = Integer.rotateRight(td, 24);
+            for (int j = 0; j < 4; j++) {
+                TE[256 * j + x] = Integer.rotateRight(te, 8 * j);
+                TD[256 * j + x] = Integer.rotateRight(td, 8 * j);
+                SE[256 * j + x] = s << (24 - 8 * j);
+            }
         }
     }
 
@@ -73,7 +74,7 @@ public final class Ttable implements BlockCipher {
 
     @Override
     public int tableBytes() {
-        return 8 * 1024 + 2 * 256 * 4;
+        return 3 * 1024 * 4 + 2 * 256 * 4;
     }
 
     @Override
@@ -124,7 +125,8 @@ public final class Ttable implements BlockCipher {
             for (int j = 0; j < 4; j++) {
                 int k = w[4 * (nr - r) + j];
                 if (r > 0 && r < nr)
-                    k = TD0[S[k >>> 24]] ^ TD1[S[(k >>> 16) & 0xff]] ^ TD2[S[(k >>> 8) & 0xff]] ^ TD3[S[k & 0xff]];
+                    k = TD[S[k >>> 24]] ^ TD[256 + S[(k >>> 16) & 0xff]] ^ TD[512 + S[(k >>> 8) & 0xff]]
+                            ^ TD[768 + S[k & 0xff]];
                 rk[4 * r + j] = k;
             }
         rounds = nr;
@@ -133,31 +135,32 @@ public final class Ttable implements BlockCipher {
 
     @Override
     public void encrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
-        final int[] k = rk;
-        final int nr = rounds;
+        final int[] k = rk, te = TE, se = SE;
+        final int half = rounds >>> 1;
         for (int b = 0; b < nblocks; b++, inOff += 16, outOff += 16) {
             int s0 = Bytes.load32be(in, inOff) ^ k[0], s1 = Bytes.load32be(in, inOff + 4) ^ k[1];
             int s2 = Bytes.load32be(in, inOff + 8) ^ k[2], s3 = Bytes.load32be(in, inOff + 12) ^ k[3];
-            int i = 4;
-            for (int r = 1; r < nr; r++, i += 4) {
-                int t0 = TE0[s0 >>> 24] ^ TE1[(s1 >>> 16) & 0xff] ^ TE2[(s2 >>> 8) & 0xff] ^ TE3[s3 & 0xff] ^ k[i];
-                int t1 = TE0[s1 >>> 24] ^ TE1[(s2 >>> 16) & 0xff] ^ TE2[(s3 >>> 8) & 0xff] ^ TE3[s0 & 0xff] ^ k[i + 1];
-                int t2 = TE0[s2 >>> 24] ^ TE1[(s3 >>> 16) & 0xff] ^ TE2[(s0 >>> 8) & 0xff] ^ TE3[s1 & 0xff] ^ k[i + 2];
-                int t3 = TE0[s3 >>> 24] ^ TE1[(s0 >>> 16) & 0xff] ^ TE2[(s1 >>> 8) & 0xff] ^ TE3[s2 & 0xff] ^ k[i + 3];
-                s0 = t0;
-                s1 = t1;
-                s2 = t2;
-                s3 = t3;
+            int t0, t1, t2, t3, i = 4;
+            // Nr-1 full rounds, two per turn (s -> t -> s), the last one (t) leaves the loop before the second half
+            for (int r = half;;) {
+                t0 = te[s0 >>> 24] ^ te[256 + ((s1 >>> 16) & 0xff)] ^ te[512 + ((s2 >>> 8) & 0xff)] ^ te[768 + (s3 & 0xff)] ^ k[i];
+                t1 = te[s1 >>> 24] ^ te[256 + ((s2 >>> 16) & 0xff)] ^ te[512 + ((s3 >>> 8) & 0xff)] ^ te[768 + (s0 & 0xff)] ^ k[i + 1];
+                t2 = te[s2 >>> 24] ^ te[256 + ((s3 >>> 16) & 0xff)] ^ te[512 + ((s0 >>> 8) & 0xff)] ^ te[768 + (s1 & 0xff)] ^ k[i + 2];
+                t3 = te[s3 >>> 24] ^ te[256 + ((s0 >>> 16) & 0xff)] ^ te[512 + ((s1 >>> 8) & 0xff)] ^ te[768 + (s2 & 0xff)] ^ k[i + 3];
+                i += 8;
+                if (--r == 0)
+                    break;
+                s0 = te[t0 >>> 24] ^ te[256 + ((t1 >>> 16) & 0xff)] ^ te[512 + ((t2 >>> 8) & 0xff)] ^ te[768 + (t3 & 0xff)] ^ k[i - 4];
+                s1 = te[t1 >>> 24] ^ te[256 + ((t2 >>> 16) & 0xff)] ^ te[512 + ((t3 >>> 8) & 0xff)] ^ te[768 + (t0 & 0xff)] ^ k[i - 3];
+                s2 = te[t2 >>> 24] ^ te[256 + ((t3 >>> 16) & 0xff)] ^ te[512 + ((t0 >>> 8) & 0xff)] ^ te[768 + (t1 & 0xff)] ^ k[i - 2];
+                s3 = te[t3 >>> 24] ^ te[256 + ((t0 >>> 16) & 0xff)] ^ te[512 + ((t1 >>> 8) & 0xff)] ^ te[768 + (t2 & 0xff)] ^ k[i - 1];
             }
-            Bytes.store32be(out, outOff, lastEnc(s0, s1, s2, s3) ^ k[i]);
-            Bytes.store32be(out, outOff + 4, lastEnc(s1, s2, s3, s0) ^ k[i + 1]);
-            Bytes.store32be(out, outOff + 8, lastEnc(s2, s3, s0, s1) ^ k[i + 2]);
-            Bytes.store32be(out, outOff + 12, lastEnc(s3, s0, s1, s2) ^ k[i + 3]);
+            i -= 4; // the last round key (SubBytes and ShiftRows from SE: each byte already in its row)
+            Bytes.store32be(out, outOff, (se[t0 >>> 24] ^ se[256 + ((t1 >>> 16) & 0xff)] ^ se[512 + ((t2 >>> 8) & 0xff)] ^ se[768 + (t3 & 0xff)]) ^ k[i]);
+            Bytes.store32be(out, outOff + 4, (se[t1 >>> 24] ^ se[256 + ((t2 >>> 16) & 0xff)] ^ se[512 + ((t3 >>> 8) & 0xff)] ^ se[768 + (t0 & 0xff)]) ^ k[i + 1]);
+            Bytes.store32be(out, outOff + 8, (se[t2 >>> 24] ^ se[256 + ((t3 >>> 16) & 0xff)] ^ se[512 + ((t0 >>> 8) & 0xff)] ^ se[768 + (t1 & 0xff)]) ^ k[i + 2]);
+            Bytes.store32be(out, outOff + 12, (se[t3 >>> 24] ^ se[256 + ((t0 >>> 16) & 0xff)] ^ se[512 + ((t1 >>> 8) & 0xff)] ^ se[768 + (t2 & 0xff)]) ^ k[i + 3]);
         }
-    }
-
-    private static int lastEnc(int a, int b, int c, int d) { // SubBytes + ShiftRows of one column
-        return (S[a >>> 24] << 24) | (S[(b >>> 16) & 0xff] << 16) | (S[(c >>> 8) & 0xff] << 8) | S[d & 0xff];
     }
 
     private static int lastDec(int a, int b, int c, int d) {
@@ -166,26 +169,30 @@ public final class Ttable implements BlockCipher {
 
     @Override
     public void decrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
-        final int[] k = rk;
-        final int nr = rounds;
+        final int[] k = rk, td = TD;
+        final int half = rounds >>> 1;
         for (int b = 0; b < nblocks; b++, inOff += 16, outOff += 16) {
             int s0 = Bytes.load32be(in, inOff) ^ k[0], s1 = Bytes.load32be(in, inOff + 4) ^ k[1];
             int s2 = Bytes.load32be(in, inOff + 8) ^ k[2], s3 = Bytes.load32be(in, inOff + 12) ^ k[3];
-            int i = 4;
-            for (int r = 1; r < nr; r++, i += 4) {
-                int t0 = TD0[s0 >>> 24] ^ TD1[(s3 >>> 16) & 0xff] ^ TD2[(s2 >>> 8) & 0xff] ^ TD3[s1 & 0xff] ^ k[i];
-                int t1 = TD0[s1 >>> 24] ^ TD1[(s0 >>> 16) & 0xff] ^ TD2[(s3 >>> 8) & 0xff] ^ TD3[s2 & 0xff] ^ k[i + 1];
-                int t2 = TD0[s2 >>> 24] ^ TD1[(s1 >>> 16) & 0xff] ^ TD2[(s0 >>> 8) & 0xff] ^ TD3[s3 & 0xff] ^ k[i + 2];
-                int t3 = TD0[s3 >>> 24] ^ TD1[(s2 >>> 16) & 0xff] ^ TD2[(s1 >>> 8) & 0xff] ^ TD3[s0 & 0xff] ^ k[i + 3];
-                s0 = t0;
-                s1 = t1;
-                s2 = t2;
-                s3 = t3;
+            int t0, t1, t2, t3, i = 4;
+            for (int r = half;;) {
+                t0 = td[s0 >>> 24] ^ td[256 + ((s3 >>> 16) & 0xff)] ^ td[512 + ((s2 >>> 8) & 0xff)] ^ td[768 + (s1 & 0xff)] ^ k[i];
+                t1 = td[s1 >>> 24] ^ td[256 + ((s0 >>> 16) & 0xff)] ^ td[512 + ((s3 >>> 8) & 0xff)] ^ td[768 + (s2 & 0xff)] ^ k[i + 1];
+                t2 = td[s2 >>> 24] ^ td[256 + ((s1 >>> 16) & 0xff)] ^ td[512 + ((s0 >>> 8) & 0xff)] ^ td[768 + (s3 & 0xff)] ^ k[i + 2];
+                t3 = td[s3 >>> 24] ^ td[256 + ((s2 >>> 16) & 0xff)] ^ td[512 + ((s1 >>> 8) & 0xff)] ^ td[768 + (s0 & 0xff)] ^ k[i + 3];
+                i += 8;
+                if (--r == 0)
+                    break;
+                s0 = td[t0 >>> 24] ^ td[256 + ((t3 >>> 16) & 0xff)] ^ td[512 + ((t2 >>> 8) & 0xff)] ^ td[768 + (t1 & 0xff)] ^ k[i - 4];
+                s1 = td[t1 >>> 24] ^ td[256 + ((t0 >>> 16) & 0xff)] ^ td[512 + ((t3 >>> 8) & 0xff)] ^ td[768 + (t2 & 0xff)] ^ k[i - 3];
+                s2 = td[t2 >>> 24] ^ td[256 + ((t1 >>> 16) & 0xff)] ^ td[512 + ((t0 >>> 8) & 0xff)] ^ td[768 + (t3 & 0xff)] ^ k[i - 2];
+                s3 = td[t3 >>> 24] ^ td[256 + ((t2 >>> 16) & 0xff)] ^ td[512 + ((t1 >>> 8) & 0xff)] ^ td[768 + (t0 & 0xff)] ^ k[i - 1];
             }
-            Bytes.store32be(out, outOff, lastDec(s0, s3, s2, s1) ^ k[i]);
-            Bytes.store32be(out, outOff + 4, lastDec(s1, s0, s3, s2) ^ k[i + 1]);
-            Bytes.store32be(out, outOff + 8, lastDec(s2, s1, s0, s3) ^ k[i + 2]);
-            Bytes.store32be(out, outOff + 12, lastDec(s3, s2, s1, s0) ^ k[i + 3]);
+            i -= 4;
+            Bytes.store32be(out, outOff, lastDec(t0, t3, t2, t1) ^ k[i]);
+            Bytes.store32be(out, outOff + 4, lastDec(t1, t0, t3, t2) ^ k[i + 1]);
+            Bytes.store32be(out, outOff + 8, lastDec(t2, t1, t0, t3) ^ k[i + 2]);
+            Bytes.store32be(out, outOff + 12, lastDec(t3, t2, t1, t0) ^ k[i + 3]);
         }
     }
 }

@@ -61,7 +61,9 @@ public final class Full implements BlockCipher {
                     MC[j][v] |= gmul(MDS[i][j], v, 0x169) << (8 * i);
     }
 
-    private final int[] s0 = new int[256], s1 = new int[256], s2 = new int[256], s3 = new int[256];
+    // the four key-dependent S-box tables with their MDS column, table j at [256 * j]: one array, so C2 keeps one
+    // base register for them instead of four (with four, the state, the round keys and the bases did not fit)
+    private final int[] sb = new int[1024];
     private final int[] kw = new int[40];
 
     @Override
@@ -84,19 +86,19 @@ public final class Full implements BlockCipher {
         return 4 * 256 * 4 + 40 * 4;
     }
 
+    // The q permutation of each stage of h per lane j (Sec. 4.3.2, Fig. 2), outermost last: the stage of L_3
+    // (k = 4), of L_2 (k >= 3), then of L_1, of L_0 and the last one before the MDS.
+    private static final int[][] Q_L3 = {Q1, Q0, Q0, Q1}, Q_L2 = {Q1, Q1, Q0, Q0}, Q_L1 = {Q0, Q1, Q0, Q1},
+            Q_L0 = {Q0, Q0, Q1, Q1}, Q_OUT = {Q1, Q0, Q1, Q0};
+
     /** Lane j of h before MDS (Sec. 4.3.2): byte x through the q stages with list l (l[i] = word L_i). */
     private static int lane(int x, int j, int k, int[] l) {
-        final int[][] first = {{1, 0, 0, 1}, {1, 1, 0, 0}}; // the q of stage k=4, k=3 per lane: 1 = q1
+        final int sh = 8 * j;
         if (k == 4)
-            x = (first[0][j] == 1 ? Q1[x] : Q0[x]) ^ ((l[3] >>> (8 * j)) & 0xff);
+            x = Q_L3[j][x] ^ ((l[3] >>> sh) & 0xff);
         if (k >= 3)
-            x = (first[1][j] == 1 ? Q1[x] : Q0[x]) ^ ((l[2] >>> (8 * j)) & 0xff);
-        switch (j) {
-            case 0: return Q1[Q0[Q0[x] ^ (l[1] & 0xff)] ^ (l[0] & 0xff)];
-            case 1: return Q0[Q0[Q1[x] ^ ((l[1] >>> 8) & 0xff)] ^ ((l[0] >>> 8) & 0xff)];
-            case 2: return Q1[Q1[Q0[x] ^ ((l[1] >>> 16) & 0xff)] ^ ((l[0] >>> 16) & 0xff)];
-            default: return Q0[Q1[Q1[x] ^ (l[1] >>> 24)] ^ (l[0] >>> 24)];
-        }
+            x = Q_L2[j][x] ^ ((l[2] >>> sh) & 0xff);
+        return Q_OUT[j][Q_L0[j][Q_L1[j][x] ^ ((l[1] >>> sh) & 0xff)] ^ ((l[0] >>> sh) & 0xff)];
     }
 
     private static int h(int x, int k, int[] l) {
@@ -127,11 +129,18 @@ public final class Full implements BlockCipher {
             kw[2 * i] = a + b;
             kw[2 * i + 1] = Integer.rotateLeft(a + 2 * b, 9);
         }
-        for (int x = 0; x < 256; x++) {
-            s0[x] = MC[0][lane(x, 0, k, s)];
-            s1[x] = MC[1][lane(x, 1, k, s)];
-            s2[x] = MC[2][lane(x, 2, k, s)];
-            s3[x] = MC[3][lane(x, 3, k, s)];
+        for (int j = 0; j < 4; j++) { // lane by lane: its tables and key bytes hoisted out of the 256 bytes
+            final int sh = 8 * j, l0 = (s[0] >>> sh) & 0xff, l1 = (s[1] >>> sh) & 0xff;
+            final int l2 = k >= 3 ? (s[2] >>> sh) & 0xff : 0, l3 = k == 4 ? (s[3] >>> sh) & 0xff : 0;
+            final int[] q3 = Q_L3[j], q2 = Q_L2[j], q1 = Q_L1[j], q0 = Q_L0[j], qo = Q_OUT[j], mc = MC[j];
+            for (int x = 0; x < 256; x++) {
+                int y = x;
+                if (k == 4)
+                    y = q3[y] ^ l3;
+                if (k >= 3)
+                    y = q2[y] ^ l2;
+                sb[256 * j + x] = mc[qo[q0[q1[y] ^ l1] ^ l0]];
+            }
         }
         return OK;
     }
@@ -148,17 +157,17 @@ public final class Full implements BlockCipher {
 
     @Override
     public void encrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
-        final int[] s0 = this.s0, s1 = this.s1, s2 = this.s2, s3 = this.s3, k = this.kw;
+        final int[] sb = this.sb, k = this.kw;
         for (int n = 0; n < nblocks; n++, inOff += 16, outOff += 16) {
             int r0 = Bytes.load32le(in, inOff) ^ k[0], r1 = Bytes.load32le(in, inOff + 4) ^ k[1];
             int r2 = Bytes.load32le(in, inOff + 8) ^ k[2], r3 = Bytes.load32le(in, inOff + 12) ^ k[3];
             for (int i = 8; i < 40; i += 4) { // two rounds per turn: the swap becomes a change of names
-                int t0 = s0[r0 & 0xff] ^ s1[(r0 >>> 8) & 0xff] ^ s2[(r0 >>> 16) & 0xff] ^ s3[r0 >>> 24];
-                int t1 = s0[r1 >>> 24] ^ s1[r1 & 0xff] ^ s2[(r1 >>> 8) & 0xff] ^ s3[(r1 >>> 16) & 0xff];
+                int t0 = sb[r0 & 0xff] ^ sb[256 + ((r0 >>> 8) & 0xff)] ^ sb[512 + ((r0 >>> 16) & 0xff)] ^ sb[768 + (r0 >>> 24)];
+                int t1 = sb[r1 >>> 24] ^ sb[256 + (r1 & 0xff)] ^ sb[512 + ((r1 >>> 8) & 0xff)] ^ sb[768 + ((r1 >>> 16) & 0xff)];
                 r2 = Integer.rotateRight(r2 ^ (t0 + t1 + k[i]), 1);
                 r3 = Integer.rotateLeft(r3, 1) ^ (t0 + 2 * t1 + k[i + 1]);
-                t0 = s0[r2 & 0xff] ^ s1[(r2 >>> 8) & 0xff] ^ s2[(r2 >>> 16) & 0xff] ^ s3[r2 >>> 24];
-                t1 = s0[r3 >>> 24] ^ s1[r3 & 0xff] ^ s2[(r3 >>> 8) & 0xff] ^ s3[(r3 >>> 16) & 0xff];
+                t0 = sb[r2 & 0xff] ^ sb[256 + ((r2 >>> 8) & 0xff)] ^ sb[512 + ((r2 >>> 16) & 0xff)] ^ sb[768 + (r2 >>> 24)];
+                t1 = sb[r3 >>> 24] ^ sb[256 + (r3 & 0xff)] ^ sb[512 + ((r3 >>> 8) & 0xff)] ^ sb[768 + ((r3 >>> 16) & 0xff)];
                 r0 = Integer.rotateRight(r0 ^ (t0 + t1 + k[i + 2]), 1);
                 r1 = Integer.rotateLeft(r1, 1) ^ (t0 + 2 * t1 + k[i + 3]);
             }
@@ -171,17 +180,17 @@ public final class Full implements BlockCipher {
 
     @Override
     public void decrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
-        final int[] s0 = this.s0, s1 = this.s1, s2 = this.s2, s3 = this.s3, k = this.kw;
+        final int[] sb = this.sb, k = this.kw;
         for (int n = 0; n < nblocks; n++, inOff += 16, outOff += 16) {
             int r2 = Bytes.load32le(in, inOff) ^ k[4], r3 = Bytes.load32le(in, inOff + 4) ^ k[5];
             int r0 = Bytes.load32le(in, inOff + 8) ^ k[6], r1 = Bytes.load32le(in, inOff + 12) ^ k[7];
             for (int i = 36; i >= 8; i -= 4) {
-                int t0 = s0[r2 & 0xff] ^ s1[(r2 >>> 8) & 0xff] ^ s2[(r2 >>> 16) & 0xff] ^ s3[r2 >>> 24];
-                int t1 = s0[r3 >>> 24] ^ s1[r3 & 0xff] ^ s2[(r3 >>> 8) & 0xff] ^ s3[(r3 >>> 16) & 0xff];
+                int t0 = sb[r2 & 0xff] ^ sb[256 + ((r2 >>> 8) & 0xff)] ^ sb[512 + ((r2 >>> 16) & 0xff)] ^ sb[768 + (r2 >>> 24)];
+                int t1 = sb[r3 >>> 24] ^ sb[256 + (r3 & 0xff)] ^ sb[512 + ((r3 >>> 8) & 0xff)] ^ sb[768 + ((r3 >>> 16) & 0xff)];
                 r0 = Integer.rotateLeft(r0, 1) ^ (t0 + t1 + k[i + 2]);
                 r1 = Integer.rotateRight(r1 ^ (t0 + 2 * t1 + k[i + 3]), 1);
-                t0 = s0[r0 & 0xff] ^ s1[(r0 >>> 8) & 0xff] ^ s2[(r0 >>> 16) & 0xff] ^ s3[r0 >>> 24];
-                t1 = s0[r1 >>> 24] ^ s1[r1 & 0xff] ^ s2[(r1 >>> 8) & 0xff] ^ s3[(r1 >>> 16) & 0xff];
+                t0 = sb[r0 & 0xff] ^ sb[256 + ((r0 >>> 8) & 0xff)] ^ sb[512 + ((r0 >>> 16) & 0xff)] ^ sb[768 + (r0 >>> 24)];
+                t1 = sb[r1 >>> 24] ^ sb[256 + (r1 & 0xff)] ^ sb[512 + ((r1 >>> 8) & 0xff)] ^ sb[768 + ((r1 >>> 16) & 0xff)];
                 r2 = Integer.rotateLeft(r2, 1) ^ (t0 + t1 + k[i]);
                 r3 = Integer.rotateRight(r3 ^ (t0 + 2 * t1 + k[i + 1]), 1);
             }
