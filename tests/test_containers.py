@@ -159,11 +159,11 @@ def test_the_ci_path_a_container_run_then_the_report(fixture_lab, images, tmp_pa
                                       build_dir=ROOT / "build" / "test-containers"))
     _, cells = results.read_run(out.run_dir)
     status = {c.cell: c.status for c in cells}
-    assert status == {"des/spbox@gcc-O3@x86_64": "ok", "des/spbox@gcc-O3@sparc64": "ok",
+    assert status == {"des/sp64@gcc-O3@x86_64": "ok", "des/sp64@gcc-O3@sparc64": "ok",
                       "endiandes/hostorder@gcc-O3@x86_64": "ok", "endiandes/hostorder@gcc-O3@sparc64": "kat_failed"}
     by = {c.cell: c for c in cells}
     assert "known-answer records failed" in by["endiandes/hostorder@gcc-O3@sparc64"].reason
-    sparc = by["des/spbox@gcc-O3@sparc64"]
+    sparc = by["des/sp64@gcc-O3@sparc64"]
     assert sparc.emulated and sparc.icount and sparc.image_id == images["sparc64"]
     assert sparc.measurement.stopped == "emulated" and sparc.measurement.cycles == []  # counted, not timed
     html = build_report(fixture_lab, [out.run_dir], results_dir=tmp_path / "results",

@@ -16,7 +16,7 @@ def test_every_planned_cell_is_recorded_with_its_status(small_run):
     assert len(status) == 7  # 4 ciphers x 2 toolchains, minus one excluded cell
     assert "idea/ref@clang-O3@host" not in status
     for tc in ("gcc-O3", "clang-O3"):
-        assert status[f"des/spbox@{tc}@host"] == "ok"
+        assert status[f"des/sp64@{tc}@host"] == "ok"
         assert status[f"wrongdes/flipbit@{tc}@host"] == "kat_failed"
         assert status[f"crashdes/segv@{tc}@host"] == "crashed"
     assert status["idea/ref@gcc-O3@host"] == "ok"
@@ -36,7 +36,7 @@ def test_failed_cells_say_why_and_are_not_timed(small_run):
 
 def test_measured_cells_carry_provenance_and_raw_samples(small_run):
     meta, cells = results.read_run(small_run)
-    des = next(c for c in cells if c.cell == "des/spbox@gcc-O3@host")
+    des = next(c for c in cells if c.cell == "des/sp64@gcc-O3@host")
     assert des.kat.passed == des.kat.records > 0
     m = des.measurement
     sampling = meta.profile["sampling"]
@@ -51,7 +51,7 @@ def test_measured_cells_carry_provenance_and_raw_samples(small_run):
 def test_long_dataframe(small_run):
     df = results.load(small_run)
     assert list(df.columns) == list(results.COLUMNS)
-    des = df[(df.cell == "des/spbox@gcc-O3@host")]
+    des = df[(df.cell == "des/sp64@gcc-O3@host")]
     enc = des[(des.metric == "encrypt_speed") & (des.key_size == 64)]
     assert len(enc) == 1 and enc.iloc[0].value > 0 and enc.iloc[0].unit == "Kbit/s"
     per_block = des[des.metric == "encrypt_per_block"]
