@@ -311,6 +311,7 @@ def build(build_dir: Path, impls: dict[str, JavaImpl], source_root: Path = JAVA_
     key = h.hexdigest()[:20]
     out = (build_dir / "java" / key / "classes").resolve()
     if (out.parent / "complete").is_file():
+        out.chmod(0o755)  # one built before the mode was set (below) is readable in a container too
         return JavaBuild(out, jar_paths, key, javac_version, cached=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="classes.", dir=out.parent))
@@ -327,6 +328,7 @@ def build(build_dir: Path, impls: dict[str, JavaImpl], source_root: Path = JAVA_
     (tmp / "cipherlab").mkdir(exist_ok=True)
     (tmp / "cipherlab" / "registry.txt").write_text(registry)
     shutil.rmtree(out, ignore_errors=True)
+    tmp.chmod(0o755)  # mkdtemp makes it 0700: a container's non-root user (the JDK 21 image) must read the classes
     tmp.rename(out)
     (out.parent / "complete").write_text(" ".join(argv[:-len(sources)]) + "\n")
     return JavaBuild(out, jar_paths, key, javac_version)
