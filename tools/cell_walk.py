@@ -3,7 +3,7 @@ a profiler hook and prints the lab's modules and functions that the run called b
 stored record (the report, which only reads results, is left out), with the number of calls of each.
 
     python tools/cell_walk.py [--json FILE] -- --ciphers rc6 --implementations rc6/ref --toolchains gcc-O3 \
-        --profile smoke --results-dir /tmp/w/results --reports-dir /tmp/w/reports --build-dir /tmp/w/build
+        --profile smoke --results-dir W/results --reports-dir W/reports --build-dir W/build
 
 Run from the checkout to measure (``PYTHONPATH=<checkout>``): it counts the code under that checkout's ``lab/``.
 Used to compare the walk before and after a redesign (issue 21: the one cell pipeline).
