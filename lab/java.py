@@ -19,6 +19,7 @@ A missing JDK or Maven is a one-line :func:`unavailable` reason naming the Debia
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -196,12 +197,17 @@ def java_version(java: str = "java", profile: JvmProfile | None = None) -> str:
 _backends: dict = {}  # image target -> ContainerBackend (one container per target, removed at exit)
 
 
+@functools.lru_cache(maxsize=1)
+def _image_lab() -> Lab:
+    """The configuration image profiles look their target up in: read once, not per JVM started."""
+    return Lab()
+
+
 def _backend(image: str):
     from .backends.container import ContainerBackend
-    from .config import Lab
 
     if image not in _backends:
-        _backends[image] = ContainerBackend(Lab(), auto_build=False, progress=lambda _: None)
+        _backends[image] = ContainerBackend(_image_lab(), auto_build=False, progress=lambda _: None)
     return _backends[image]
 
 
@@ -209,12 +215,11 @@ def profile_unavailable(profile: JvmProfile) -> str | None:
     """Why this profile's JVM cannot run here (one line naming the package, or the image holding it), or None."""
     if not profile.image:
         return unavailable(profile.java)
-    from .config import Lab
     from .images import EngineError, detect_engine, image_ref
 
     try:
         engine = detect_engine()
-        ref = image_ref(Lab().target(profile.image))
+        ref = image_ref(_image_lab().target(profile.image))
     except (EngineError, ConfigError, KeyError) as e:
         return f"{profile.package} runs in the image of target {profile.image}, and no container engine answers: {e}"
     if not engine.image_exists(ref):
@@ -464,9 +469,9 @@ def run_jmh(b: JavaBuild, impl: JavaImpl, profile: JvmProfile, out_json: Path, k
     if profile.flags:
         args += ["-jvmArgsAppend", " ".join(profile.flags)]
     deadline = time.monotonic() + timeout
+    # the JMH host runs where its forks run (an image profile's JVM: in its image), without the fork flags
+    host = replace(profile, flags=()) if profile.image else None
     while True:  # JMH refuses to run beside another JMH (its lock file): wait for it, as for the lab's timing lock
-        # the JMH host runs where its forks run (an image profile's JVM: in its image), without the fork flags
-        host = replace(profile, flags=()) if profile.image else None
         c = run_program(b, "org.openjdk.jmh.Main", args, host, max(1.0, deadline - time.monotonic()), cpu)
         if "Unable to acquire the JMH lock" not in c.stdout + c.stderr or time.monotonic() > deadline:
             break
@@ -511,12 +516,6 @@ def interleaved_rounds(b: JavaBuild, impls: list[JavaImpl], profile: JvmProfile,
     """`rounds` rounds of one JMH run per implementation in turn (first key size, one fork unless given): per
     round {impl: {benchmark: best ns/op over its forks}}, the input of :func:`paired_ratios`."""
     jmh = {"forks": 1, "warmup": 4, "iterations": 5, "iteration_ms": 300, **jmh}
-    out = []
-    for rnd in range(rounds):
-        cur: dict[str, dict[str, float]] = {}
-        for impl in impls:
-            rs = run_jmh(b, impl, profile, out_dir / f"{impl.cipher}_{impl.name}-{profile.name}-{rnd}.json",
-                         key_bits=[impl.key_bits[0]], benchmarks=benchmarks, **jmh)
-            cur[impl.id] = {r.benchmark: min(r.per_process_min) for r in rs}
-        out.append(cur)
-    return out
+    return [{i: {bench: min(minima) for bench, minima in by.items()}
+             for i, by in fork_minima(b, impls, profile, out_dir, benchmarks, tag=f"-{rnd}", **jmh).items()}
+            for rnd in range(rounds)]
