@@ -47,7 +47,11 @@ def headline(q: Quantity, estimator: str, confidence: float) -> stats.Estimate:
     """The headline estimate the report shows for q, with its interval: the estimator over the per-process
     costs, turned into a rate for speeds.  The stop rule judges the precision of exactly this estimate (a rate's
     relative half-width differs from its cost's: the inversion makes the interval asymmetric)."""
-    e = stats.estimate(q.per_process, estimator, confidence)
+    return _as_reported(q, stats.estimate(q.per_process, estimator, confidence))
+
+
+def _as_reported(q: Quantity, e: stats.Estimate) -> stats.Estimate:
+    """An estimate over per-process costs as the report shows it: a rate for speeds, the cost otherwise."""
     return e.inverted(q.rate_work) if q.rate_work is not None else e
 
 
@@ -59,8 +63,7 @@ def gauge_relative(q: Quantity, estimator: str, confidence: float) -> stats.Esti
     run-wide gauge would not.  None when some process has no gauge."""
     if not q.per_process or len(q.gauge) != len(q.per_process) or any(not g for g in q.gauge):
         return None
-    e = stats.estimate([c / g for c, g in zip(q.per_process, q.gauge)], estimator, confidence)
-    return e.inverted(q.rate_work) if q.rate_work is not None else e
+    return _as_reported(q, stats.estimate([c / g for c, g in zip(q.per_process, q.gauge)], estimator, confidence))
 
 
 def timing_quantities(processes: list[dict], block_bits: int, timer: str,
