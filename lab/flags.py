@@ -356,12 +356,6 @@ def race_cell(p: Ready, measurer: Measurer, say: Callable[[str], None] = print) 
     return found
 
 
-def search_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipes: Pipelines,
-                measurer: Measurer, say: Callable[[str], None] = print, jobs: int = 1) -> CellSearch:
-    """One cell: prepared (built, hashed, gated) and raced."""
-    return race_cell(prepare_cell(lab, impl, target, cands, race, pipes, say, jobs), measurer, say)
-
-
 # ----------------------------------------------------------------- the command
 def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[str] | None = None,
            quantity: str = "encrypt", key_size: int = 128, json_out: Path | None = None,
@@ -488,4 +482,5 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
     return w.dir
 
 
-__all__ = ["Space", "Candidate", "load_space", "candidates", "binary_digest", "Race", "search", "search_cell"]
+__all__ = ["Space", "Candidate", "load_space", "candidates", "binary_digest", "Race", "search", "prepare_cell",
+           "race_cell"]
