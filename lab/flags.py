@@ -8,16 +8,21 @@ combination is a candidate.  For each cell the search
    candidate ``unavailable`` with the compiler's message;
 2. hashes the code and data of each timing program: candidates with the same hash are one binary, measured once
    (``identical``, naming the one measured);
-3. builds the kat program of every distinct binary only and gates it on its known answers (in parallel; a
-   miscompilation is ``unavailable`` with the reason; passing verdicts are remembered per binary, as a run's are,
-   so a repeated search gates nothing again);
+3. builds the kat program of every distinct binary only and gates it on its known answers, quickly (in
+   parallel): every short record, the n-block check and the checksum chain, but only every
+   ``QUICK_LONG_EVERY``-th long Monte-Carlo record (``kat --long-every``; the long records are nine tenths of a
+   full gate's work, and a 64-candidate space spends most of its time there otherwise); a miscompilation is
+   ``unavailable`` with the reason; passing verdicts are remembered per binary, as a run's are, so a repeated
+   search gates nothing again;
 4. races the rest (F-race / successive halving): every surviving candidate gets one measuring process per
    round, in rotating order; from ``min_rounds`` on, a candidate whose cost is beyond the noise band of the
    best one's, by the interval of the ratio of their best cases (``stats.compare``, the lab's one test), is
    dropped (``slower``); the race ends when one candidate is left, when every survivor's interval reached the
    precision asked for, or at ``max_rounds``;
-5. reports the winner (the best estimate among the survivors) and every candidate *tied* with it: those the
-   same test cannot tell from it — never an arbitrary first place.
+5. gates the winner (the best estimate among the survivors) and every candidate *tied* with it on every
+   record (the full gate a run's cells pass); one that fails is ``unavailable`` and the winner is decided
+   again among the rest; then reports the winner and its ties: those the same test cannot tell from it —
+   never an arbitrary first place.  Each entry says which gate it passed (``gate``: quick or full).
 
 Only the race holds the machine's timing lock (builds and gates leave other runs free to time); each cell's
 stages (build, gate, lock_wait, race; and the CPU seconds of builds and gates) are timed and stored.  The search
@@ -55,6 +60,7 @@ from .quantities import headline
 
 QUANTITIES = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
 STATUSES = ("winner", "tied", "slower", "identical", "unavailable")
+QUICK_LONG_EVERY = 32  # the race's gate checks every 32nd long record; the winner and its ties pass all of them
 
 
 class Space(BaseModel):
@@ -141,6 +147,7 @@ class Entry:
     samples: CellSamples | None = None
     eliminated_round: int | None = None
     estimate: stats.Estimate | None = None
+    gate: str | None = None  # the known-answer gate passed: "quick" (to race) or "full" (winner and ties)
 
     def json(self) -> dict:
         e = self.estimate
@@ -148,6 +155,7 @@ class Entry:
                 "status": self.status, "reason": self.reason,
                 "same_binary_as": list(self.same_binary_as) if self.same_binary_as is not None else None,
                 "processes": self.samples.processes if self.samples else 0, "eliminated_round": self.eliminated_round,
+                "gate": self.gate,
                 "estimate": e.estimate if e else None, "ci_low": e.ci_low if e else None,
                 "ci_high": e.ci_high if e else None}
 
@@ -256,15 +264,19 @@ def _results(b: Built | Final) -> list:
 
 @dataclass
 class Pipelines:
-    """The one cell pipeline, twice over one builder: the timing programs of every candidate first, then the kat
-    programs of the distinct binaries only (whose verdicts are remembered per binary, as a run's are)."""
+    """The one cell pipeline over one builder: the timing programs of every candidate first, then the kat
+    programs of the distinct binaries only, gated quickly before the race (``kat``) and fully after it for the
+    winner and its ties (``full``); verdicts are remembered per binary and gate, as a run's are."""
 
     timing: CellPipeline
     kat: CellPipeline
+    full: CellPipeline
 
     @classmethod
     def of(cls, backend, builder: Builder, kat_cache: Path | None) -> "Pipelines":
         return cls(CellPipeline(backend, builder, Stages(programs=("timing",))),
+                   CellPipeline(backend, builder, Stages(programs=("kat",), kat_cache=kat_cache,
+                                                         kat_long_every=QUICK_LONG_EVERY)),
                    CellPipeline(backend, builder, Stages(programs=("kat",), kat_cache=kat_cache)))
 
 
@@ -334,7 +346,7 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
             if isinstance(v, Final):
                 e.reason = f"{v.status}: {v.reason}"
                 continue
-            e.status = "racing"
+            e.status, e.gate = "racing", "quick"
             e.samples = CellSamples(b.cell, b.program("timing"), b.program("timing"), timing_only=True)
             racing.append(e)
     stages["gate"] = time.monotonic() - t2
@@ -354,6 +366,37 @@ def race_cell(p: Ready, measurer: Measurer, say: Callable[[str], None] = print) 
             e.status = "unavailable"
     found.seconds = time.monotonic() - p.t0
     return found
+
+
+def confirm_cell(found: CellSearch, pipes: Pipelines, say: Callable[[str], None] = print, jobs: int = 1) -> None:
+    """The full known-answer gate (every record) of the winner and its ties, after the race: one that fails is
+    ``unavailable`` with the verdict, and the winner is decided again among the measured rest, until the winner
+    and every tie passed it (or no candidate is left)."""
+    t, cpu = time.monotonic(), _children_cpu()
+
+    def full_gate(e: Entry) -> str | None:
+        b = pipes.full.build(e.samples.cell)
+        v = b if isinstance(b, Final) else pipes.full.gate(b)
+        return f"full known-answer gate: {v.status}: {v.reason}" if isinstance(v, Final) else None
+
+    while True:
+        todo = [e for e in found.entries if e.status in ("winner", "tied") and e.gate != "full"]
+        if not todo:
+            break
+        with ThreadPoolExecutor(jobs) as pool:
+            failed = [(e, why) for e, why in zip(todo, pool.map(full_gate, todo)) if why]
+        for e in todo:
+            e.gate = "full"
+        for e, why in failed:
+            e.status, e.reason = "unavailable", why
+            say(f"  {e.candidate.label}: {why}")
+        if not failed:
+            break
+        found.race.decide([e for e in found.entries if e.status in ("winner", "tied", "slower")
+                           and e.samples is not None and e.samples.timing])
+    found.stages["confirm"] = time.monotonic() - t
+    found.stages["gate_cpu"] = found.stages.get("gate_cpu", 0.0) + _children_cpu() - cpu
+    found.seconds += found.stages["confirm"]
 
 
 # ----------------------------------------------------------------- the command
@@ -400,6 +443,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
                 with backend.timing_lock(run_id, wait=True, say=say):
                     prepared.search.stages["lock_wait"] = time.monotonic() - waited
                     out.append(race_cell(prepared, measurer, say))
+                confirm_cell(out[-1], pipes, say, jobs)  # the full gate, outside the lock
                 say("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in out[-1].stages.items()))
         run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu)
     finally:
@@ -483,4 +527,4 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
 
 
 __all__ = ["Space", "Candidate", "load_space", "candidates", "binary_digest", "Race", "search", "prepare_cell",
-           "race_cell"]
+           "race_cell", "confirm_cell"]

@@ -101,6 +101,7 @@ class Stages:
     stored_checksums: bool = True  # judge the checksum against cipher.yaml (lab checksums computes it)
     kat_timeout: float | None = None  # per kat run (default: the cell's profile)
     kat_cache: Path | None = None  # passing verdicts remembered per binary, vectors, target and machine
+    kat_long_every: int = 1  # > 1: a quick gate, every Nth long (Monte-Carlo) record only (the flag search's race)
     counts_dir: Path | None = None  # the instruction-count plugin's output files
     asm_dir: Path | None = None  # drill-down evidence (lab/disasm.py)
     run_id: str = ""  # the timing lock's holder
@@ -163,7 +164,7 @@ class CellPipeline:
             v = run_kat(self.backend, b.program("kat"), cell.impl, cell.target,
                         self.stages.kat_timeout or cell.profile.timeout_seconds,
                         files=list(self.stages.vectors) if self.stages.vectors else None, env=dict(cell.impl.env),
-                        checksums=self.stages.stored_checksums)
+                        checksums=self.stages.stored_checksums, long_every=self.stages.kat_long_every)
             if cached and v.ok:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 cached.write_text(json.dumps(dataclasses.asdict(v)))
@@ -176,7 +177,8 @@ class CellPipeline:
             h.update(Path(f).read_bytes())
         h.update(json.dumps([b.cell.target.name, self.backend.describe().get("host") or system.machine_id(),
                              self.backend.image_id(b.cell.target), sorted(dict(b.cell.impl.checksums).items()),
-                             sorted(b.cell.impl.env), self.stages.stored_checksums]).encode())
+                             sorted(b.cell.impl.env), self.stages.stored_checksums,
+                             *([self.stages.kat_long_every] if self.stages.kat_long_every > 1 else [])]).encode())
         return h.hexdigest()[:32]
 
     # ------------------------------------------------------------ count

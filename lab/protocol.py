@@ -82,6 +82,7 @@ class KatSummary(ImplFields):
     failed: int = Field(ge=0)
     skipped_key_size: int = Field(ge=0)
     multiblock_failed: int = Field(ge=0)
+    sampled_out: int = Field(0, ge=0)  # long records a quick gate (kat --long-every N) did not check
 
     def facts(self) -> dict:
         return {"block_bytes": self.block_bytes, "ks_bytes": self.ks_bytes, "table_bytes": self.table_bytes,

@@ -67,6 +67,7 @@ class KatInfo(Model):
     passed: int
     failed: int
     skipped_key_size: int
+    sampled_out: int = 0  # long records a quick gate did not check (the flag search's candidates)
     fails: list[dict[str, Any]]
     checksums: dict[int, str]
     roundtrip_ok: bool

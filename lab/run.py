@@ -128,7 +128,8 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
         rec["image_id"] = backend.image_id(cell.target)
     if v is not None and v.records:
         rec["kat"] = {"files": v.files, "records": v.records, "passed": v.passed, "failed": v.failed,
-                      "skipped_key_size": v.skipped_key_size, "fails": v.fails[:10], "checksums": v.checksums,
+                      "skipped_key_size": v.skipped_key_size, "sampled_out": v.sampled_out, "fails": v.fails[:10],
+                      "checksums": v.checksums,
                       "roundtrip_ok": v.roundtrip_ok}
         if v.facts:
             rec["impl_facts"] = v.facts

@@ -5,6 +5,8 @@ rejects; the space file's errors; the winners as toolchain profiles."""
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 
@@ -80,10 +82,13 @@ def test_only_distinct_binaries_get_a_kat_program_and_a_repeat_gates_nothing_aga
     kats = {e["toolchain"]: (build / "host" / e["toolchain"] / "rc6").glob("*/kat") for e in d["candidates"]}
     built = {tc for tc, progs in kats.items() if any(progs)}
     assert built == {e["toolchain"] for e in d["candidates"] if e["status"] in ("winner", "tied", "slower")}
-    assert set(d["stages"]) == {"build", "gate", "lock_wait", "race", "build_cpu", "gate_cpu"}
+    assert set(d["stages"]) == {"build", "gate", "lock_wait", "race", "confirm", "build_cpu", "gate_cpu"}
     assert all(v >= 0 for v in d["stages"].values()) and d["stages"]["gate_cpu"] > 0  # four kat programs ran
     verdicts = {p: p.stat().st_mtime_ns for p in (build / "kat-cache").glob("*.json")}
-    assert len(verdicts) == 4  # one remembered verdict per distinct binary that passed
+    # one remembered quick verdict per distinct binary that passed, and the full verdicts of the winner and its tie
+    assert len(verdicts) == 4 + 2
+    assert {e["gate"] for e in d["candidates"] if e["status"] in ("winner", "tied")} == {"full"}
+    assert {e["gate"] for e in d["candidates"] if e["status"] == "slower"} == {"quick"}
     (again,) = flags.search(lab, found["tmp"] / "space.yaml", ["rc6"], results_dir=found["tmp"] / "results",
                             build_dir=build, say=lambda s: None)
     # every program current; only the 8 candidates whose flag the compiler rejects are tried again (a failed
@@ -204,3 +209,57 @@ def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
     same = [entry(_two_layouts(100.0, 10, 137.0, 10)), entry(_two_layouts(100.5, 10, 136.0, 10))]
     race.decide(same)
     assert sorted(e.status for e in same) == ["tied", "winner"]
+
+
+def test_the_race_gate_is_quick_and_the_winner_and_ties_pass_every_record(lab, tmp_path):
+    """MARS's vectors hold 3,840 long Monte-Carlo records (64 of them here): the race's quick gate checks every
+    32nd of them (and
+    every short record, the n-block check and the checksum chain); a wrong answer in one it leaves out is found
+    by the full gate, which the winner and its ties pass after the race: one that fails is unavailable, and the
+    winner is decided again among the measured rest (here: it fails too, so none is left)."""
+    from lab.build import Builder
+    from lab.pipeline import CellPipeline, Final, Prepared, Stages, make_backend
+    from tests.test_gate_units import cell, samples
+
+    def iters(r):
+        return int((re.findall(r"^ITER=(\d+)$", r, re.M) or ["1"])[0])
+
+    records = (lab.vectors_dir / "mars.kat").read_text().split("\n\n")
+    assert sum(iters(r) > 1000 for r in records) == 3840
+    records = [r for r in records if iters(r) <= 1000] + [r for r in records if iters(r) > 1000][:64]  # cheaper
+    long = [i for i, r in enumerate(records) if iters(r) > 1000]
+    bad = records[long[1]]  # the second long record: the quick gate leaves it out
+    ct = re.search(r"^CT=([0-9a-f])", bad, re.M)
+    records[long[1]] = bad[:ct.start(1)] + "%x" % (int(ct.group(1), 16) ^ 1) + bad[ct.end(1):]
+    text = "\n\n".join(records)
+    (tmp_path / "mars-bad.kat").write_text(text)
+    first_field = re.search(r"^[A-Z]+=", records[long[1]], re.M).start()  # the line the kat program names
+    line = text[:text.index(records[long[1]]) + first_field].count("\n") + 1
+
+    c = cell(lab, "mars")
+    backend = make_backend(lab, "host", build_dir=tmp_path / "build", progress=lambda s: None)
+    builder = Builder(lab.root, tmp_path / "build", backend)
+    kat = lambda n: CellPipeline(backend, builder, Stages(programs=("kat",), vectors=(tmp_path / "mars-bad.kat",),
+                                                           kat_long_every=n), say=lambda s: None)
+    pipes = flags.Pipelines(kat(1), kat(flags.QUICK_LONG_EVERY), kat(1))
+    b = pipes.kat.build(c)
+    quick = pipes.kat.gate(b)
+    assert isinstance(quick, Prepared) and quick.verdict.ok
+    assert quick.verdict.sampled_out == 64 - math.ceil(64 / flags.QUICK_LONG_EVERY) == 62
+    assert quick.verdict.records == len([r for r in records if re.search(r"^KEY=", r, re.M)])
+    assert "quick gate: 62 long records not checked" in quick.verdict.line()
+    full = pipes.full.gate(b)
+    assert isinstance(full, Final) and full.status == "kat_failed" and f"line {line} of mars-bad.kat" in full.reason
+
+    race = flags.Race("encrypt_speed", 128)
+    def entry(flags_, status, costs):
+        return flags.Entry(flags.Candidate(flags_, lab.toolchain("gcc-O3")), status=status, gate="quick",
+                           samples=samples(c, [[x] for x in costs]))
+    win, tie, slow = entry(("-O3",), "winner", [1000] * 6), entry(("-O2",), "tied", [1001] * 6), \
+        entry(("-O1",), "slower", [1500] * 6)
+    found = flags.CellSearch(c.impl, c.target, [win, tie, slow], race)
+    flags.confirm_cell(found, pipes, say=lambda s: None)
+    for e in (win, tie, slow):  # the slower one became the winner once the two failed, and failed in turn
+        assert e.status == "unavailable" and e.gate == "full" and e.reason.startswith("full known-answer gate: ")
+        assert f"line {line} of mars-bad.kat" in e.reason
+    assert found.json()["winner"] is None and found.stages["confirm"] > 0

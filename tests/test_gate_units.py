@@ -38,7 +38,7 @@ def error(message: str, detail: str | None = None) -> dict:
 
 def summary(records=10, passed=10, failed=0, skipped=0, **kw) -> dict:
     return {"type": "kat_summary", **IMPL, "file": "/v/a.kat", "records": records, "passed": passed,
-            "failed": failed, "skipped_key_size": skipped, "multiblock_failed": 0, **kw}
+            "failed": failed, "skipped_key_size": skipped, "multiblock_failed": 0, "sampled_out": 0, **kw}
 
 
 def checksum(bits=64, value=HEX64, roundtrip=True) -> dict:

@@ -50,7 +50,7 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
     return doc
 
 
-STAGES = ("build", "gate", "lock_wait", "race", "build_cpu", "gate_cpu")
+STAGES = ("build", "gate", "lock_wait", "race", "confirm", "build_cpu", "gate_cpu")
 
 
 def _precision(cell: dict) -> float | None:
