@@ -99,6 +99,9 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("dudect", "dudect measurements per block op on the host (key setup: a tenth; default 20000; "
                     "0: no dudect)", "int"),
                 Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
+                    "checksum chain, but only every 32nd long Monte-Carlo record (as the flag search's race; about "
+                    "a twentieth of a full gate's work, which dominates on emulated targets)", "flag"),
                 Opt("json", "also write every cell's verdict as JSON to this file"),
                 Opt("build_dir", "where builds go (default build/ in the checkout)"),
                 DEBUG)),
@@ -202,6 +205,9 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("targets", "comma list (default host,sparc64,mips64)", "csv"),
                 Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
                 Opt("jobs", "cells checked at once (default 2)", "int"),
+                Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
+                    "checksum chain, but only every 32nd long Monte-Carlo record (as the flag search's race; about "
+                    "a twentieth of a full gate's work, which dominates on emulated targets)", "flag"),
                 Opt("out", "JSON file to write (default bench/results/ct-DATE.json)"), DEBUG),
             invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",

@@ -96,7 +96,7 @@ def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, sh
 
 
 def ct(cipher=None, impl=None, toolchain=None, target=None, dudect=None, jobs=None, json=None,
-       build_dir=None) -> int:
+       build_dir=None, quick_gate=False) -> int:
     import json as json_
     from . import ct as ctcheck
     from .plan import Cell
@@ -120,7 +120,7 @@ def ct(cipher=None, impl=None, toolchain=None, target=None, dudect=None, jobs=No
         be.prepare(tgs)
         checks = ctcheck.check_cells(lab, cells, be, build_dir=bdir, jobs=jobs or 2,
                                      dudect_measurements=ctcheck.DUDECT_MEASUREMENTS if dudect is None else dudect,
-                                     say=print)
+                                     quick_gate=quick_gate, say=print)
     finally:
         be.close()
     if json:
@@ -337,12 +337,13 @@ def bench_java(ciphers=None, rounds=None, toolchain=None, out=None, forks=None, 
 
 
 def bench_ct(ciphers=None, implementations=None, toolchains=None, targets=None, dudect=None, jobs=None,
-             out=None) -> int:
+             out=None, quick_gate=False) -> int:
     from .bench import ct as ct_bench
     from .ct import DUDECT_MEASUREMENTS
 
     ct_bench.bench(_lab(), ciphers, implementations or "all", toolchains, targets, jobs or 2,
-                   DUDECT_MEASUREMENTS if dudect is None else dudect, Path(out) if out else None)
+                   DUDECT_MEASUREMENTS if dudect is None else dudect, Path(out) if out else None,
+                   quick_gate=quick_gate)
     return 0
 
 

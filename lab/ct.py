@@ -372,21 +372,25 @@ def _unavailable(cell, reason: str, gate_seconds: float = 0.0) -> CellCheck:
 
 
 def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: int = 1, timeout: float = 600,
-                dudect_measurements: int = DUDECT_MEASUREMENTS, say=lambda s: None) -> list[CellCheck]:
+                dudect_measurements: int = DUDECT_MEASUREMENTS, quick_gate: bool = False,
+                say=lambda s: None) -> list[CellCheck]:
     """Builds, gates (known answers) and checks cells (lab.plan.Cell) through the one cell pipeline
     (lab.pipeline: build -> gate -> trace check, in `jobs` threads; then dudect one cell at a time under the
-    machine's timing lock); one cell's failure is that cell's "unavailable", never the end of the others."""
+    machine's timing lock); one cell's failure is that cell's "unavailable", never the end of the others.
+    ``quick_gate``: every short record, the n-block check and the checksum chain, but only every
+    ``QUICK_LONG_EVERY``-th long Monte-Carlo record (``kat --long-every``), as the flag search's race."""
     import time
 
     from .build import Builder
-    from .pipeline import CellPipeline, Final, Stages
+    from .pipeline import QUICK_LONG_EVERY, CellPipeline, Final, Stages
     from .plan import unavailable_reason
     from .results import new_run_id
 
     cells = [c.with_timeout(timeout) for c in cells]
     pipeline = CellPipeline(backend, Builder(lab.root, build_dir, backend),
                             Stages(programs=("kat",), ct=True, ct_dir=build_dir / "ct", kat_cache=build_dir / "kat-cache",
-                                   dudect_measurements=dudect_measurements, run_id=new_run_id("ct")), say)
+                                   dudect_measurements=dudect_measurements, run_id=new_run_id("ct"),
+                                   kat_long_every=QUICK_LONG_EVERY if quick_gate else 1), say)
     out: dict[str, CellCheck] = {}
     live = []
     for cell in cells:

@@ -53,14 +53,13 @@ from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
 from .errors import UsageError, UserError
-from .pipeline import Built, CellPipeline, Final, Stages, make_backend
+from .pipeline import QUICK_LONG_EVERY, Built, CellPipeline, Final, Stages, make_backend
 from .measure import CellSamples, Measurer
 from .plan import Cell, unavailable_reason
 from .quantities import headline
 
 QUANTITIES = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
 STATUSES = ("winner", "tied", "slower", "identical", "unavailable")
-QUICK_LONG_EVERY = 32  # the race's gate checks every 32nd long record; the winner and its ties pass all of them
 
 
 class Space(BaseModel):

@@ -111,6 +111,9 @@ class Stages:
     dudect_measurements: int = DUDECT_MEASUREMENTS
 
 
+QUICK_LONG_EVERY = 32  # a quick gate checks every 32nd long (Monte-Carlo) record (kat --long-every)
+
+
 def _timed(f, *args):
     t0 = time.perf_counter()
     out = f(*args)

@@ -62,7 +62,8 @@ def summary(checks: list[ct.CellCheck]) -> dict:
 
 
 def bench(lab: Lab, ciphers=None, implementations: str = "all", toolchains=None, targets=None, jobs: int = 2,
-          dudect: int = ct.DUDECT_MEASUREMENTS, out: Path | None = None, say=print) -> dict:
+          dudect: int = ct.DUDECT_MEASUREMENTS, out: Path | None = None, quick_gate: bool = False,
+          say=print) -> dict:
     from ..plan import implementations as pick
 
     selection = implementations if implementations in ("all", "ours", "default", "peers") else \
@@ -73,7 +74,8 @@ def bench(lab: Lab, ciphers=None, implementations: str = "all", toolchains=None,
     toolchains, targets = toolchains or TOOLCHAINS, targets or TARGETS
     profile = lab.profile("smoke")
     doc = {**header("ct"), "ciphers": ciphers, "implementations": implementations, "toolchains": toolchains,
-           "targets": [], "dudect_measurements": dudect, "inputs": ct.INPUTS, "wall_seconds": {}, "cells": []}
+           "targets": [], "dudect_measurements": dudect, "inputs": ct.INPUTS, "wall_seconds": {}, "cells": [],
+           "gate": "quick" if quick_gate else "full"}
     build_dir = lab.root / "build"
     checks: list[ct.CellCheck] = []
     for tname in targets:
@@ -86,7 +88,7 @@ def bench(lab: Lab, ciphers=None, implementations: str = "all", toolchains=None,
         try:
             be.prepare([tg])
             got = ct.check_cells(lab, cells, be, build_dir=build_dir, jobs=jobs, dudect_measurements=dudect,
-                                 say=say)
+                                 quick_gate=quick_gate, say=say)
         finally:
             be.close()
         doc["wall_seconds"][tname] = round(time.monotonic() - t0, 1)
