@@ -89,6 +89,8 @@ COMMANDS: tuple[Command, ...] = (
         Opt("build_dir", "where builds go (default build/ in the checkout)"),
         Opt("timeout", "time limit in seconds for one kat run (default: the matrix's profile's, as in a run)",
             "float"),
+        Opt("quick_gate", "every short record, the n-block check and the checksum chain, but only every 32nd long "
+            "record (iterated over 100 times: about a twentieth of the work)", "flag"),
         DEBUG)),
     Command("ct", "constant-time check of a cipher's cells: secret-dependent branches and memory addresses under "
             "QEMU (every target), dudect on the host's CPU; exit 1 on a leak", "ct", (
@@ -100,8 +102,8 @@ COMMANDS: tuple[Command, ...] = (
                     "0: no dudect)", "int"),
                 Opt("jobs", "cells checked at once (default 2)", "int"),
                 Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
-                    "checksum chain, but only every 32nd long Monte-Carlo record (as the flag search's race; about "
-                    "a twentieth of a full gate's work, which dominates on emulated targets)", "flag"),
+                    "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
+                    "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
                 Opt("json", "also write every cell's verdict as JSON to this file"),
                 Opt("build_dir", "where builds go (default build/ in the checkout)"),
                 DEBUG)),
@@ -206,8 +208,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
                 Opt("jobs", "cells checked at once (default 2)", "int"),
                 Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
-                    "checksum chain, but only every 32nd long Monte-Carlo record (as the flag search's race; about "
-                    "a twentieth of a full gate's work, which dominates on emulated targets)", "flag"),
+                    "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
+                    "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
                 Opt("out", "JSON file to write (default bench/results/ct-DATE.json)"), DEBUG),
             invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",

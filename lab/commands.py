@@ -81,12 +81,12 @@ def compare(run_a=None, run_b=None, by=None, threshold=None, metrics=None, resul
 
 
 def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, show=None, build_dir=None,
-           timeout=None) -> int:
+           timeout=None, quick_gate=False) -> int:
     from .verify import verify as verify_cipher
 
     lab = _lab()
     results = verify_cipher(lab, cipher, Path(vectors), impl, toolchain or "gcc-O3", target or "host",
-                            build_dir=_dir(lab, build_dir, "build"), timeout=timeout)
+                            build_dir=_dir(lab, build_dir, "build"), timeout=timeout, quick=quick_gate)
     for res in results:
         print(res.line())
         for f in res.fails[: show if show is not None else 5]:

@@ -378,7 +378,7 @@ def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: in
     (lab.pipeline: build -> gate -> trace check, in `jobs` threads; then dudect one cell at a time under the
     machine's timing lock); one cell's failure is that cell's "unavailable", never the end of the others.
     ``quick_gate``: every short record, the n-block check and the checksum chain, but only every
-    ``QUICK_LONG_EVERY``-th long Monte-Carlo record (``kat --long-every``), as the flag search's race."""
+    ``QUICK_LONG_EVERY``-th long (iterated) record (``kat --long-every``), as the flag search's race."""
     import time
 
     from .build import Builder

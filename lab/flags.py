@@ -10,8 +10,8 @@ combination is a candidate.  For each cell the search
    (``identical``, naming the one measured);
 3. builds the kat program of every distinct binary only and gates it on its known answers, quickly (in
    parallel): every short record, the n-block check and the checksum chain, but only every
-   ``QUICK_LONG_EVERY``-th long Monte-Carlo record (``kat --long-every``; the long records are nine tenths of a
-   full gate's work, and a 64-candidate space spends most of its time there otherwise); a miscompilation is
+   ``QUICK_LONG_EVERY``-th long record (iterated over 100 times, ``kat --long-every``: the Monte-Carlo records
+   are most of a full gate's work, and a 64-candidate space spends most of its time there otherwise); a miscompilation is
    ``unavailable`` with the reason; passing verdicts are remembered per binary, as a run's are, so a repeated
    search gates nothing again;
 4. races the rest (F-race / successive halving): every surviving candidate gets one measuring process per

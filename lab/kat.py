@@ -78,7 +78,7 @@ class Verdict:
     failed: int = 0  # failed records plus failed n-block checks
     multiblock_failed: int = 0  # failed n-block checks (one n-block call against n single-block calls)
     skipped_key_size: int = 0
-    sampled_out: int = 0  # long (Monte-Carlo) records a quick gate left out (``long_every`` > 1)
+    sampled_out: int = 0  # long (iterated over 100 times) records a quick gate left out (``long_every`` > 1)
     fails: list[dict] = field(default_factory=list)
     checksums: dict[int, str] = field(default_factory=dict)
     roundtrip_ok: bool = True
@@ -188,7 +188,7 @@ def run_kat(backend: Backend, program: Path, impl: Impl, target: Target, timeout
             long_every: int = 1) -> Verdict:
     """Runs the kat program of a build on the implementation's vectors files (or `files`) and judges it (against
     the checksums stored in cipher.yaml unless `checksums` is False: ``lab checksums`` computes them).
-    ``long_every`` > 1 is a quick gate: of the long (Monte-Carlo) records only every Nth is checked."""
+    ``long_every`` > 1 is a quick gate: of the long (iterated over 100 times) records only every Nth is checked."""
     files = list(files) if files is not None else list(impl.vector_files)
     quick = ["--long-every", str(long_every)] if long_every > 1 else []
     runs = []

@@ -101,7 +101,7 @@ class Stages:
     stored_checksums: bool = True  # judge the checksum against cipher.yaml (lab checksums computes it)
     kat_timeout: float | None = None  # per kat run (default: the cell's profile)
     kat_cache: Path | None = None  # passing verdicts remembered per binary, vectors, target and machine
-    kat_long_every: int = 1  # > 1: a quick gate, every Nth long (Monte-Carlo) record only (the flag search's race)
+    kat_long_every: int = 1  # > 1: a quick gate, every Nth long (iterated) record only (the flag search's race)
     counts_dir: Path | None = None  # the instruction-count plugin's output files
     asm_dir: Path | None = None  # drill-down evidence (lab/disasm.py)
     run_id: str = ""  # the timing lock's holder
@@ -111,7 +111,7 @@ class Stages:
     dudect_measurements: int = DUDECT_MEASUREMENTS
 
 
-QUICK_LONG_EVERY = 32  # a quick gate checks every 32nd long (Monte-Carlo) record (kat --long-every)
+QUICK_LONG_EVERY = 32  # a quick gate checks every 32nd long record (iterated over 100 times: kat --long-every)
 
 
 def _timed(f, *args):

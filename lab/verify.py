@@ -20,7 +20,7 @@ from .buildplan import is_native
 from .config import Impl, Lab
 from .errors import UsageError
 from .kat import Verdict
-from .pipeline import CellPipeline, Final, Stages, make_backend
+from .pipeline import QUICK_LONG_EVERY, CellPipeline, Final, Stages, make_backend
 from .plan import Cell, unavailable_reason
 
 # statuses of a gate that are a problem of the build or the machine, not a count of wrong answers
@@ -78,6 +78,8 @@ class VerifyResult:
             s += f", {v.failed - v.multiblock_failed} FAILED"
         if v.skipped_key_size:
             s += f" ({v.skipped_key_size} skipped: key size not supported)"
+        if v.sampled_out:
+            s += f" (quick gate: {v.sampled_out} long records not checked)"
         if not v.ok and not v.failed:
             s += f"; {v.status}: {v.reason}"
         return head + s
@@ -113,10 +115,11 @@ def _problem(f: Final) -> str | None:
 
 def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = None, toolchain: str = "gcc-O3",
            target: str = "host", backend: str | None = None, build_dir: Path | None = None,
-           engine: str = "auto", timeout: float | None = None) -> list[VerifyResult]:
+           engine: str = "auto", timeout: float | None = None, quick: bool = False) -> list[VerifyResult]:
     """Each selected implementation's cell through the one cell pipeline, as far as its gate: build the ``kat``
     program, run it on `vectors`, judge it (the agreement between builds included).  `timeout`: per kat run
-    (default: the run's default profile's, as ``matrix.run`` gives its gates)."""
+    (default: the run's default profile's, as ``matrix.run`` gives its gates).  `quick`: the quick gate (every
+    short record, the n-block check and the checksum chain; every ``QUICK_LONG_EVERY``-th long record)."""
     lab.cipher(cipher_name)  # an unknown name is an error with a did-you-mean, before anything is built
     vectors = Path(vectors).expanduser().resolve()
     if not vectors.is_file():
@@ -133,7 +136,8 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
     try:
         be.prepare([tg], inputs=[vectors])
         pipeline = CellPipeline(be, Builder(lab.root, build_dir, be),
-                                Stages(programs=("kat",), vectors=(vectors,), kat_timeout=timeout))
+                                Stages(programs=("kat",), vectors=(vectors,), kat_timeout=timeout,
+                                       kat_long_every=QUICK_LONG_EVERY if quick else 1))
         for c in cells:
             if c.unavailable:
                 out[c.id].problem = f"unavailable: {c.unavailable}"
