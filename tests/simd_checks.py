@@ -1,9 +1,7 @@
 """The checks every multi-block implementation must pass (Serpent's SIMD code in test_simd.py, Rijndael's AES-NI
 and VAES in test_simd_aes.py, bitsliced DES/3DES and SIMD IDEA in test_simd_des_idea.py), for any block size, key
-size and implementation:
+size and implementation (every vector and the stored checksums are test_kat.py's and test_sanitize.py's):
 
-* `assert_every_vector_and_the_stored_checksums`: the kat gate passes every record of every vectors file and
-  finds the checksums cipher.yaml stores;
 * `assert_available_exactly_with`: available() is true exactly when the CPU has the flags the code needs;
 * `assert_n_blocks_equal_singles`: one n-block call equals n single-block calls and independent code, and
   decryption undoes it (in one call and block by block);
@@ -26,7 +24,6 @@ from pathlib import Path
 import pytest
 
 from lab import native
-from lab.verify import verify
 
 from .conftest import ROOT
 
@@ -46,22 +43,6 @@ def load(cipher: str, impl: str, toolchain: str = "gcc-O3", lab=None) -> native.
         if "unavailable" in str(e):
             pytest.skip(str(e))
         raise
-
-
-def assert_every_vector_and_the_stored_checksums(lab, cipher: str, impl: str, toolchain: str):
-    """Every vectors file of the implementation through the kat gate: every record passes and the checksums
-    equal cipher.yaml's, key size by key size (the gate compares them too; this says so on its own)."""
-    im = lab.cipher(cipher).impl(impl)
-    stored = dict(im.checksums)
-    assert stored and im.vector_files
-    for f in im.vector_files:
-        (r,) = verify(lab, cipher, f, impl=impl, toolchain=toolchain)
-        if r.unavailable:
-            pytest.skip(r.problem)
-        assert r.problem is None, r.line()
-        assert r.records > 0 and r.passed == r.records and r.failed == 0, r.line()
-        assert r.checksums == stored, r.line()
-        assert r.ok, r.line()
 
 
 def assert_available_exactly_with(lab, cipher: str, impl: str, flags: set[str]):

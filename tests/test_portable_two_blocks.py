@@ -1,8 +1,8 @@
 """The portable strategies that run two blocks side by side in a many-block call (issue 27 §2: des/sp64,
-3des/sp64, twofish/full, rijndael/ttable, cast256/ref): every vector and the stored checksums through the kat gate
-(gcc, clang, ASan+UBSan), one n-block call equal to n single-block calls and to independent code for odd and even
+3des/sp64, twofish/full, rijndael/ttable, cast256/ref): one n-block call equal to n single-block calls and to independent code for odd and even
 n (the odd block takes the one-block path), decryption undoing it, and buffers that end at (or start after) a
-guard page.  The checks are tests/simd_checks.py's."""
+guard page.  The checks are tests/simd_checks.py's; every vector and the stored checksums through the kat gate
+are test_kat.py's (gcc, clang) and test_sanitize.py's (ASan+UBSan), which take every implementation."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ import pytest
 from lab import native
 
 from .conftest import ROOT
-from .simd_checks import assert_clean_at_guard_pages, assert_every_vector_and_the_stored_checksums, \
-    assert_n_blocks_equal_singles, load
+from .simd_checks import assert_clean_at_guard_pages, assert_n_blocks_equal_singles, load
 
 # (cipher, implementation, key sizes, independent code of the same cipher to compare with)
 IMPLS = [
@@ -29,12 +28,6 @@ IMPLS = [
 IDS = [f"{c}/{i}" for c, i, *_ in IMPLS]
 TOOLCHAINS = ["gcc-O3", "clang-O3"]
 COUNTS = [1, 2, 3, 4, 5, 16, 17, 1023, 1024]
-
-
-@pytest.mark.parametrize("toolchain", [*TOOLCHAINS, "sanitize"])
-@pytest.mark.parametrize("cipher,impl,_bits,_ref", IMPLS, ids=IDS)
-def test_every_vector_and_the_stored_checksums(lab, cipher, impl, _bits, _ref, toolchain):
-    assert_every_vector_and_the_stored_checksums(lab, cipher, impl, toolchain)
 
 
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)

@@ -1,15 +1,14 @@
 """Serpent's SIMD implementations (class simd: sse2, avx2, avx512, vec -- bitsliced across blocks, 4/8/16
-blocks per register): every vector of serpent.kat and the stored checksums with gcc and clang, one n-block call
-equal to n single-block calls for n that are not multiples of the vector width (the tail goes to the scalar
-code), no read or write past either end of the buffers (they end at, or start after, a PROT_NONE guard page),
-AddressSanitizer + UBSan, and the portable-vector version on big-endian sparc64 under QEMU.
+blocks per register): one n-block call equal to n single-block calls for n that are not multiples of the vector
+width (the tail goes to the scalar code), no read or write past either end of the buffers (they end at, or start
+after, a PROT_NONE guard page), and the portable-vector version on big-endian sparc64 under QEMU.  Every vector
+and the stored checksums with gcc and clang are test_kat.py's, AddressSanitizer + UBSan test_sanitize.py's: they
+take every implementation, these included.
 
 An x86 implementation the host CPU cannot run is skipped with the reason; on a host without a container engine
 the sparc64 test is skipped (as in test_containers.py)."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -41,18 +40,6 @@ def test_the_simd_implementations_are_listed_as_simd(lab):
 
 @pytest.mark.parametrize("toolchain", TOOLCHAINS)
 @pytest.mark.parametrize("strategy", SIMD)
-def test_every_vector_and_the_stored_checksums(lab, vectors, strategy, toolchain):
-    (r,) = verify(lab, CIPHER, vectors, strategy, toolchain)
-    if r.unavailable:
-        pytest.skip(r.problem)
-    assert r.ok, r.line()
-    assert r.records == r.passed > 10000, r.line()
-    stored = dict(lab.cipher(CIPHER).impls[strategy].checksums)
-    assert stored and r.checksums == stored, "checksums differ from cipher.yaml"
-
-
-@pytest.mark.parametrize("toolchain", TOOLCHAINS)
-@pytest.mark.parametrize("strategy", SIMD)
 def test_n_blocks_equal_n_single_blocks(strategy, toolchain):
     impl = load(CIPHER, strategy, toolchain)
     ref = load(CIPHER, "bitslice", toolchain)
@@ -80,34 +67,13 @@ def test_the_guard_page_catches_an_over_read():
     assert_the_guard_page_faults(CIPHER, "bitslice", "gcc-O3", bytes(range(32)))
 
 
-@pytest.mark.parametrize("strategy", SIMD)
-def test_address_and_undefined_behaviour_sanitizers(lab, vectors, tmp_path, strategy):
-    """ASan + UBSan (toolchains/sanitize.yaml): every vector and the kat program's own 37-block calls (odd count,
-    unaligned, in place), without a finding."""
-    env = {"ASAN_OPTIONS": f"log_path={tmp_path}/asan:halt_on_error=1", "UBSAN_OPTIONS":
-           f"log_path={tmp_path}/ubsan:halt_on_error=1"}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        (r,) = verify(lab, CIPHER, vectors, strategy, "sanitize")
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    if r.unavailable:
-        pytest.skip(r.problem)
-    reports = "\n".join(p.read_text(errors="replace") for p in tmp_path.glob("*san*"))
-    assert r.ok and not reports, f"{r.line()}\n{reports[:3000]}"
-
-
 @pytest.mark.container
 def test_portable_vectors_on_big_endian_sparc64(lab, vectors):
-    """vec.c (vector extensions, byte-reversed lanes on big-endian) passes every vector in the sparc64 container
-    under QEMU; the x86 ones are planned "unavailable" there."""
+    """vec.c (vector extensions, byte-reversed lanes on big-endian) passes the quick gate in the sparc64 container
+    under QEMU (every short record of serpent.kat, every 32nd iterated one, the n-block check and the stored
+    checksums); the x86 ones are planned "unavailable" there."""
     engine_or_skip()
-    (r,) = verify(lab, CIPHER, vectors, "vec", "gcc-O3", target="sparc64")
-    assert r.ok and r.records == r.passed > 10000, r.line()
+    (r,) = verify(lab, CIPHER, vectors, "vec", "gcc-O3", target="sparc64", quick=True)
+    assert r.ok and r.records == r.passed + r.verdict.sampled_out and r.passed > 5000, r.line()
     (x,) = verify(lab, CIPHER, vectors, "avx2", "gcc-O3", target="sparc64")
     assert x.unavailable, x.line()

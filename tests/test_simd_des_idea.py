@@ -1,9 +1,10 @@
 """The bitsliced DES and 3DES strategies (c_src/ciphers/des/bitslice*.c, c_src/ciphers/3des/bitslice*.c) and the
-SIMD IDEA strategies (c_src/ciphers/idea/sse2.c, avx2.c): every vector and the stored checksums through the kat gate
-(gcc, clang, ASan+UBSan), one n-block call against n single-block calls and against the portable default for counts
+SIMD IDEA strategies (c_src/ciphers/idea/sse2.c, avx2.c): one n-block call against n single-block calls and against the portable default for counts
 around the group sizes, IDEA's zero fix-up, buffers that end (or begin) at a guard page, the CPU check, and the
 generated S-box circuits being the ones gen_bitslice.py writes (the n-block and guard-page checks are
-tests/simd_checks.py's, shared with test_simd.py and test_simd_aes.py)."""
+tests/simd_checks.py's, shared with test_simd.py and test_simd_aes.py).  Every vector and the stored checksums
+through the kat gate are test_kat.py's (gcc, clang) and test_sanitize.py's (ASan+UBSan), which take every
+implementation."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from lab import native
 
 from .conftest import ROOT
 from .simd_checks import (assert_available_exactly_with, assert_clean_at_guard_pages,
-                          assert_every_vector_and_the_stored_checksums, assert_n_blocks_equal_singles,
+                          assert_n_blocks_equal_singles,
                           assert_the_guard_page_faults, load)
 
 # (cipher, implementation, CPU flags it needs, key bits, the portable default to compare with)
@@ -38,12 +39,6 @@ TOOLCHAINS = ["gcc-O3", "clang-O3"]
 # neighbours
 COUNTS = [1, 3, 17, 1023, 2, 7, 8, 9, 15, 16, 21, 22, 23, 24, 25, 26, 27, 31, 32, 33, 43, 44, 45, 63, 64, 65,
           127, 128, 129, 255, 256, 257, 511, 512, 513, 600, 1024, 1100]
-
-
-@pytest.mark.parametrize("toolchain", [*TOOLCHAINS, "sanitize"])
-@pytest.mark.parametrize("cipher,impl,_flags,_bits,_ref", IMPLS, ids=IDS)
-def test_every_vector_and_the_stored_checksums(lab, cipher, impl, _flags, _bits, _ref, toolchain):
-    assert_every_vector_and_the_stored_checksums(lab, cipher, impl, toolchain)
 
 
 @pytest.mark.parametrize("cipher,impl,flags,_bits,_ref", IMPLS, ids=IDS)
