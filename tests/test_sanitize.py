@@ -101,7 +101,7 @@ def test_no_sanitizer_finding_over_all_vectors(lab, sanitized, cipher, strategy)
             pytest.fail(f"{name}: {r.line()}\nsanitizer report:\n{_quote(report)}", pytrace=False)
         assert r.problem is None, f"{name}: {r.line()}"
         assert r.failed == 0, f"{name}: {r.line()}; first failures: {r.fails[:3]}"
-        assert r.passed > 0 and r.passed + r.skipped == r.records, f"{name}: {r.line()}"
+        assert r.passed > 0 and r.passed + r.skipped + r.verdict.sampled_out == r.records, f"{name}: {r.line()}"
 
 
 # Peers: their adapters free what they allocate (cl_impl.release), so leak detection finds nothing either.
