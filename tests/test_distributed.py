@@ -195,18 +195,34 @@ def test_a_dask_local_cluster_of_two_workers_never_overlaps_timings(tmp_path):
         assert e1 <= s2, f"timings overlap: {a} until {e1}, {b} from {s2}"
 
 
-def _measuring_worker(build_dir: Path) -> tuple[int, int, str] | None:
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (the run: its Dask nannies, workers and their programs), from the kernel's
+    children lists: a few files, so polling stays fast however loaded the machine is (a scan of all of /proc
+    took long enough under load to miss every short measuring program of a run)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for t in Path(f"/proc/{p}/task").glob("*/children"):
+            try:
+                kids = [int(x) for x in t.read_text().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def _measuring_worker(run_pid: int, build_dir: Path) -> tuple[int, int, str] | None:
     """(worker pid, program pid, cell's build folder) of a timing or cycles program running from build_dir."""
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
+    for pid in _descendants(run_pid):
+        d = Path(f"/proc/{pid}")
         try:
             argv = (d / "cmdline").read_bytes().split(b"\0")
             stat = (d / "stat").read_text()
         except OSError:
             continue
         if argv and str(build_dir).encode() in argv[0] and Path(argv[0].decode()).name in ("timing", "cycles"):
-            return int(stat.rsplit(")", 1)[1].split()[1]), int(d.name), str(Path(argv[0].decode()).parent)
+            return int(stat.rsplit(")", 1)[1].split()[1]), pid, str(Path(argv[0].decode()).parent)
     return None
 
 
@@ -223,7 +239,7 @@ def test_a_dask_worker_that_dies_mid_measurement_has_its_cell_measured_again(tmp
     killed = None
     deadline = time.monotonic() + 300
     while killed is None and p.poll() is None and time.monotonic() < deadline:
-        found = _measuring_worker(build)
+        found = _measuring_worker(p.pid, build)
         if found:
             worker, program, cell_dir = found
             at = time.time()
@@ -233,7 +249,7 @@ def test_a_dask_worker_that_dies_mid_measurement_has_its_cell_measured_again(tmp
             except ProcessLookupError:
                 pass
             killed = worker
-        time.sleep(0.02)
+        time.sleep(0.005)
     out, err = p.communicate(timeout=600)
     assert killed, f"no measuring program was seen running: {out}{err}"
     assert p.returncode == 0, err
