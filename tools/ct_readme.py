@@ -1,7 +1,8 @@
 """Each cipher README's constant-time section, from stored `invoke bench.ct` results.
 
-    python tools/ct_readme.py bench/results/ct-host.json bench/results/ct-emulated.json ...   # rewrite
-    python tools/ct_readme.py --check FILES...                                              # exit 1 if stale
+    python tools/ct_readme.py                 # rewrite from every bench/results/ct-*.json, by their dates
+    python tools/ct_readme.py FILES...        # rewrite from these files (oldest first)
+    python tools/ct_readme.py --check         # write nothing; exit 1 naming every stale README (a test runs this)
 
 The section sits between ``<!-- ct:begin -->`` and ``<!-- ct:end -->`` in ``c_src/ciphers/<cipher>/README.md``.
 Its "What leaks and why" sentences are the cipher's own (written by hand, kept as they are); the sentence that
@@ -26,6 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- ct:begin -->", "<!-- ct:end -->"
 HEADER = ("| strategy | toolchain | target | claim | trace verdict | first divergence per op | dudect max abs t |\n"
           "| --- | --- | --- | --- | --- | --- | --- |")
+
+
+def stored(root: Path) -> list[Path]:
+    """Every stored bench.ct result, oldest first by the date it records (not its name or mtime)."""
+    found = []
+    for f in (root / "bench" / "results").glob("ct-*.json"):
+        doc = json.loads(f.read_text())
+        if doc.get("format") == "cipherlab-bench-ct":
+            found.append((doc.get("date", ""), f.name, f))
+    return [f for _, _, f in sorted(found)]
 
 
 def load(files: list[Path]) -> tuple[dict[str, dict], list[tuple[str, str, str]]]:
@@ -72,13 +83,13 @@ def dudect_t(c: dict) -> str:
     return f"{max(abs(t) for t in ts):.1f}" if ts else "–"
 
 
-def impl_order(cipher: str) -> list[str]:
-    doc = yaml.safe_load((ROOT / "c_src" / "ciphers" / cipher / "cipher.yaml").read_text())
+def impl_order(root: Path, cipher: str) -> list[str]:
+    doc = yaml.safe_load((root / "c_src" / "ciphers" / cipher / "cipher.yaml").read_text())
     return list(doc.get("implementations") or {})
 
 
-def rows(cipher: str, cells: dict[str, dict]) -> list[str]:
-    order = impl_order(cipher)
+def rows(root: Path, cipher: str, cells: dict[str, dict]) -> list[str]:
+    order = impl_order(root, cipher)
     rank = {n: i for i, n in enumerate(order)}
     mine = sorted((c for c in cells.values() if c["impl"].split("/")[0] == cipher),
                   key=lambda c: (rank.get(c["impl"].split("/", 1)[1], len(rank)), c["impl"], c["target"] != "host",
@@ -91,7 +102,7 @@ def rows(cipher: str, cells: dict[str, dict]) -> list[str]:
     return out
 
 
-def section(old: str, cipher: str, cells: dict[str, dict], sources: list[tuple[str, str, str]]) -> str:
+def section(root: Path, old: str, cipher: str, cells: dict[str, dict], sources: list[tuple[str, str, str]]) -> str:
     heading = next((ln for ln in old.splitlines() if ln.startswith("## ")),
                    f"## Constant time: what the check finds (`python -m lab ct {cipher} --impl ours`)")
     why = re.search(r"What leaks and why:.*?(?= From `invoke bench\.ct`|\n\n|$)", old, re.S)
@@ -103,14 +114,14 @@ def section(old: str, cipher: str, cells: dict[str, dict], sources: list[tuple[s
     body = [heading, "", f"{why_text}  From `invoke bench.ct` on {dates} (trace check under QEMU with 8 random "
             "keys and 8 random blocks per key size; each distinct first divergence once; dudect's largest |t| on "
             "the host, noisy on the shared VM, 4.5 the threshold; cells that cannot run on a target left out):",
-            "", HEADER, *rows(cipher, cells)]
+            "", HEADER, *rows(root, cipher, cells)]
     return "\n".join(body)
 
 
-def rewrite(files: list[Path], check: bool) -> int:
+def rewrite(root: Path, files: list[Path], check: bool) -> int:
     cells, sources = load(files)
     stale = []
-    for readme in sorted((ROOT / "c_src" / "ciphers").glob("*/README.md")):
+    for readme in sorted((root / "c_src" / "ciphers").glob("*/README.md")):
         text = readme.read_text()
         if BEGIN not in text or END not in text:
             continue
@@ -119,9 +130,9 @@ def rewrite(files: list[Path], check: bool) -> int:
             continue
         head, rest = text.split(BEGIN, 1)
         old, tail = rest.split(END, 1)
-        new = f"{head}{BEGIN}\n{section(old, cipher, cells, sources)}\n{END}{tail}"
+        new = f"{head}{BEGIN}\n{section(root, old, cipher, cells, sources)}\n{END}{tail}"
         if new != text:
-            stale.append(readme.relative_to(ROOT))
+            stale.append(readme.relative_to(root))
             if not check:
                 readme.write_text(new)
     for p in stale:
@@ -131,14 +142,18 @@ def rewrite(files: list[Path], check: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("files", nargs="+", type=Path, help="bench.ct JSON files, oldest first")
+    ap.add_argument("files", nargs="*", type=Path,
+                    help="bench.ct JSON files, oldest first (default: every bench/results/ct-*.json by its date)")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale README")
+    ap.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)  # the tests' copy of the tree
     a = ap.parse_args(argv)
+    if not a.files:
+        a.files = stored(a.root)
     missing = [str(f) for f in a.files if not f.is_file()]
     if missing:
         print(f"ct_readme: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
-    return rewrite(a.files, a.check)
+    return rewrite(a.root, a.files, a.check)
 
 
 if __name__ == "__main__":
