@@ -133,9 +133,10 @@ def _run(backend: Backend, target: Target, program: Path, args: list[str], *, ti
         begin, end = marker_addresses(program)
     except MarkerError as e:
         raise CtError(str(e)) from None
-    plugin = backend.plugin_path()
+    plugin = backend.plugin_path(target)
     if not plugin:
-        raise CtError("no QEMU plugin here: build it (c_src/qemu_plugin/README.md) or set CIPHERLAB_QEMU_PLUGIN")
+        raise CtError(f"no QEMU plugin for {target.name} here: run `invoke images.host-plugin` (copies it from the "
+                      "x86_64 image) or set CIPHERLAB_QEMU_PLUGIN")
     work_dir.mkdir(parents=True, exist_ok=True)
     out = work_dir / f"{target.name}-{uuid.uuid4().hex}.ct"
     if "," in str(out):

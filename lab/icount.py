@@ -39,7 +39,7 @@ def count(backend: Backend, program: Path, args: list[str], *, target: Target, t
         begin, end = marker_addresses(program)
     except MarkerError as e:
         raise IcountError(str(e)) from None
-    if not backend.plugin_path():
+    if not backend.plugin_path(target):
         raise IcountError("no instruction-count plugin here: run `invoke images.host-plugin` (copies it from "
                           "the x86_64 image) or set CIPHERLAB_QEMU_PLUGIN")
     counts_dir.mkdir(parents=True, exist_ok=True)

@@ -161,8 +161,9 @@ class Backend(ABC):
         """Path of cipherlab-run where the programs run."""
 
     @abstractmethod
-    def plugin_path(self) -> str | None:
-        """Where the instruction-count plugin is for this backend (None: not available)."""
+    def plugin_path(self, target: Target | None = None) -> str | None:
+        """Where the instruction-count plugin is for the programs this backend runs for target (None: not
+        available)."""
 
     @abstractmethod
     def describe(self) -> dict:
@@ -207,7 +208,7 @@ class Backend(ABC):
     def run_program(self, program: Path | str, args: list[str], *, target: Target, timeout: float,
                     env: dict | None = None, cpu: int | None = None, icount: Icount | None = None) -> Completed:
         """Run a built program through cipherlab-run (natively or under the target's emulator)."""
-        full_env = {**runner_env(target, self.plugin_path() if icount else None), **(env or {})}
+        full_env = {**runner_env(target, self.plugin_path(target) if icount else None), **(env or {})}
         argv = [self.runner(), *runner_args(cpu, icount), str(program), *args]
         return self.exec(argv, target=target, timeout=timeout, env=full_env)
 

@@ -229,7 +229,7 @@ class ContainerBackend(Backend):
     def runner(self) -> str:
         return RUNNER_IN_IMAGE
 
-    def plugin_path(self) -> str | None:
+    def plugin_path(self, target: Target | None = None) -> str | None:
         return PLUGIN_IN_IMAGE
 
     def describe(self) -> dict:

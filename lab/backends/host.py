@@ -71,7 +71,7 @@ class HostBackend(Backend):
     def runner(self) -> str:
         return str(self.root / RUNNER_SCRIPT)
 
-    def plugin_path(self) -> str | None:
+    def plugin_path(self, target: Target | None = None) -> str | None:
         env = os.environ.get("CIPHERLAB_QEMU_PLUGIN")
         if env:
             return env

@@ -67,9 +67,15 @@ class MixedBackend(Backend):
     def runner(self) -> str:
         return self.host.runner()
 
-    def plugin_path(self) -> str | None:
-        """The host's plugin when it is there, else the images' (each half passes its own to its programs)."""
-        return self.host.plugin_path() or (self.container.plugin_path() if self._container else None)
+    def plugin_path(self, target: Target | None = None) -> str | None:
+        """The plugin of the half that runs target's counted programs (run_program's choice): the host's when
+        it counts there, the image's for an imaged target, none for a host target without the host's plugin.
+        Without a target: the host's when it is there, else the images'."""
+        if target is None:
+            return self.host.plugin_path() or (self.container.plugin_path() if self._container else None)
+        if self.counts_here(target):
+            return self.host.plugin_path()
+        return self.container.plugin_path(target) if self.in_container(target) else None
 
     def image_id(self, target: Target) -> str | None:
         return self.container.image_id(target) if self.in_container(target) else None

@@ -211,8 +211,8 @@ class SshBackend(Backend):
     def runner(self) -> str:
         return self._remote.get((self.root / RUNNER_SCRIPT).resolve(), str(RUNNER_SCRIPT))
 
-    def plugin_path(self) -> str | None:
-        return self.build.plugin_path()
+    def plugin_path(self, target: Target | None = None) -> str | None:
+        return self.build.plugin_path(target)
 
     def run_program(self, program, args, *, target, timeout, env=None, cpu=None, icount=None) -> Completed:
         if icount is not None:  # guest instructions are the same anywhere: counted here, under QEMU
