@@ -233,7 +233,7 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
     """
     args = ["--impl", impl, "--inputs", str(inputs)] + (["--key-bits", ",".join(map(str, key_sizes))]
                                                          if key_sizes else [])
-    dud = dudect(backend, target, dudect_program, impl=impl, key_size=key_sizes[0] if key_sizes else None,
+    dud = dudect(backend, target, dudect_program, impl=impl, key_sizes=key_sizes,
                  timeout=timeout, measurements=dudect_measurements) if dudect_program else None
     try:
         c, regions, _ = _run(backend, target, program, args, timeout=timeout, work_dir=work_dir)
@@ -248,7 +248,8 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
                          inputs=inputs, dudect=dud)
     meta = protocol.of(recs, protocol.CtRegionRecord)
     if not c.ok or not meta or len(meta) != len(regions):
-        why = c.describe_failure() if not c.ok else \
+        err = next(iter(protocol.of(recs, protocol.ErrorRecord)), None)
+        why = f"{c.describe_failure()}: {err.line()}" if err else c.describe_failure() if not c.ok else \
             f"{len(regions)} marked regions for {len(meta)} inputs: {(c.stderr or '').strip()[-200:]}"
         return CtVerdict(verdict="unavailable", reason=f"the trace run failed: {why}", inputs=inputs, dudect=dud)
     groups: dict[tuple[int, str], list[int]] = {}
@@ -308,19 +309,24 @@ def welch_t(values: np.ndarray, classes: np.ndarray, percentiles: int = DUDECT_P
     return best
 
 
-def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str, key_size: int | None,
+def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str, key_sizes: tuple[int, ...] = (),
            timeout: float, measurements: int = DUDECT_MEASUREMENTS) -> DudectVerdict:
-    """dudect on the machine's own CPU (fixed-vs-random, interleaved at random; Welch t with cropping)."""
+    """dudect on the machine's own CPU (fixed-vs-random, interleaved at random; Welch t with cropping), at the
+    first of key_sizes the implementation supports (its first size when none are given)."""
     if program is None or not is_native(target):
         return DudectVerdict(verdict="unavailable", reason=f"{target.name} is emulated: timing measures QEMU")
-    args = ["--impl", impl, "--dudect", str(measurements)] + (["--key-bits", str(key_size)] if key_size else [])
+    args = ["--impl", impl, "--dudect", str(measurements)] + (["--key-bits", ",".join(map(str, key_sizes))]
+                                                                       if key_sizes else [])
     c = backend.run_program(program, args, target=target, timeout=timeout)
     try:
-        recs = protocol.of(_records(c, "dudect"), protocol.DudectRecord)
+        every = _records(c, "dudect")
     except CtError as e:
         return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {e}")
+    recs = protocol.of(every, protocol.DudectRecord)
     if not c.ok or not recs:
-        return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {c.describe_failure()}")
+        err = next(iter(protocol.of(every, protocol.ErrorRecord)), None)
+        return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {c.describe_failure()}"
+                                                          + (f": {err.line()}" if err else ""))
     ops = []
     for r in recs:
         d = np.asarray(r.deltas, dtype=float)

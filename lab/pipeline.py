@@ -243,7 +243,7 @@ class CellPipeline:
             return
         t0 = time.perf_counter()
         d = ct.dudect(self.backend, p.cell.target, r.program, impl=p.cell.impl.id,
-                      key_size=p.cell.key_sizes[0] if p.cell.key_sizes else None,
+                      key_sizes=tuple(p.cell.key_sizes),
                       timeout=p.cell.profile.timeout_seconds, measurements=self.stages.dudect_measurements)
         p.ct = p.ct.model_copy(update={"dudect": d})
         p.stages["dudect"] = round(time.perf_counter() - t0, 3)

@@ -160,6 +160,20 @@ def test_the_command_exits_1_on_a_leak_with_its_file_line_and_0_when_clean(build
     assert cli.main(["ct", "rc6", "--dudect", "0", "--build-dir", str(build_dir)]) == 0
 
 
+def test_a_peer_with_fewer_key_sizes_than_its_cipher_is_checked_at_those_it_has(build_dir, capsys):
+    """libmcrypt's LOKI97 takes 256-bit keys only: the trace check and dudect run at 256 instead of failing on
+    the cipher's 128 ("the trace run failed: exit status 2" before)."""
+    from lab import cli
+
+    if not PLUGIN.exists():
+        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
+    assert cli.main(["ct", "loki97", "--impl", "mcrypt", "--dudect", "200", "--quick-gate",
+                     "--build-dir", str(build_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "loki97/mcrypt@gcc-O3@host: LEAK (no claim); dudect max |t|" in out, out
+    assert "ekey 256: secret-dependent" in out and "ekey 128" not in out, out
+
+
 def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_matrix(fixture_lab, tmp_path):
     """--ct: the one cell pipeline checks every verified cell (trace in prepare, dudect with the measuring);
     the records carry the verdict, results.load and load_cells its columns, the report its matrix with the
