@@ -126,7 +126,7 @@ class CtError(RuntimeError):
 
 # ------------------------------------------------------------------ running
 def _run(backend: Backend, target: Target, program: Path, args: list[str], *, timeout: float, work_dir: Path,
-         traced: tuple[int, ...] = ()) -> tuple[Completed, list[tuple[int, str, str, int]], dict[int, np.ndarray]]:
+         traced: tuple[int, ...] = (), env: dict | None = None) -> tuple[Completed, list[tuple[int, str, str, int]], dict[int, np.ndarray]]:
     """One run of the ct program under QEMU + the plugin in mode=ct: what it printed, the plugin's line per
     region (instructions, control hash, memory hash, accesses) and the event streams of the traced regions."""
     try:
@@ -143,7 +143,7 @@ def _run(backend: Backend, target: Target, program: Path, args: list[str], *, ti
         raise CtError(f"QEMU splits plugin arguments at commas: {out}")
     plugin_args = ",".join([plugin, "mode=ct", *(f"trace={r}" for r in traced)])
     c = backend.run_program(program, args, target=target, timeout=timeout, icount=Icount(begin, end, out),
-                            env={"CIPHERLAB_QEMU_PLUGIN": plugin_args})
+                            env={**(env or {}), "CIPHERLAB_QEMU_PLUGIN": plugin_args})
     regions: list[tuple[int, str, str, int]] = []
     traces: dict[int, np.ndarray] = {}
     try:
@@ -223,20 +223,21 @@ def _repository_relative(path: str) -> str:
 # ------------------------------------------------------------------- checks
 def check(backend: Backend, target: Target, program: Path, *, timeout: float, work_dir: Path, impl: str,
           key_sizes: tuple[int, ...] = (), inputs: int = INPUTS, dudect_program: Path | None = None,
-          dudect_measurements: int = DUDECT_MEASUREMENTS) -> CtVerdict:
+          dudect_measurements: int = DUDECT_MEASUREMENTS, env: dict | None = None) -> CtVerdict:
     """The constant-time verdict of one built cell.
 
     program: the cell's ``ct`` build; impl: its id (cipher/strategy); key_sizes: () for every size it
     supports; work_dir: a folder the backend's programs can write (the plugin's output goes there);
-    dudect_program: the cell's ``dudect`` build, run when the target is this machine's own CPU.
+    dudect_program: the cell's ``dudect`` build, run when the target is this machine's own CPU; env: the
+    implementation's environment (a peer's OPENSSL_ia32cap mask, ...), as every program of the cell gets it.
     Never raises for a cell's failure: a crash or a missing plugin is "unavailable" with the reason.
     """
     args = ["--impl", impl, "--inputs", str(inputs)] + (["--key-bits", ",".join(map(str, key_sizes))]
                                                          if key_sizes else [])
-    dud = dudect(backend, target, dudect_program, impl=impl, key_sizes=key_sizes,
+    dud = dudect(backend, target, dudect_program, impl=impl, key_sizes=key_sizes, env=env,
                  timeout=timeout, measurements=dudect_measurements) if dudect_program else None
     try:
-        c, regions, _ = _run(backend, target, program, args, timeout=timeout, work_dir=work_dir)
+        c, regions, _ = _run(backend, target, program, args, timeout=timeout, work_dir=work_dir, env=env)
     except CtError as e:
         return CtVerdict(verdict="unavailable", reason=str(e), inputs=inputs, dudect=dud)
     try:
@@ -262,7 +263,7 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
             ops.append(OpVerdict(op=op, key_size=kb, verdict="clean", inputs=len(idx)))
             continue
         j = next(j for j, h in enumerate(hs) if h != hs[0])
-        div = _divergence(backend, target, program, args, timeout, work_dir, idx[0], idx[j], (0, j))
+        div = _divergence(backend, target, program, args, timeout, work_dir, idx[0], idx[j], (0, j), env=env)
         ops.append(OpVerdict(op=op, key_size=kb, verdict="leak", inputs=len(idx),
                              control_differs=len({h[0] for h in hs}) > 1, memory_differs=len({h[1] for h in hs}) > 1,
                              distinct=len(set(hs)), divergence=div))
@@ -276,9 +277,10 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
 
 
 def _divergence(backend, target, program, args, timeout, work_dir, ra: int, rb: int,
-                inputs: tuple[int, int]) -> Divergence | None:
+                inputs: tuple[int, int], env: dict | None = None) -> Divergence | None:
     try:
-        c, _, traces = _run(backend, target, program, args, timeout=timeout * 4, work_dir=work_dir, traced=(ra, rb))
+        c, _, traces = _run(backend, target, program, args, timeout=timeout * 4, work_dir=work_dir, traced=(ra, rb),
+                             env=env)
         kind, k, addr, detail = first_divergence(traces[ra], traces[rb])
     except (CtError, KeyError):
         return None
@@ -310,14 +312,14 @@ def welch_t(values: np.ndarray, classes: np.ndarray, percentiles: int = DUDECT_P
 
 
 def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str, key_sizes: tuple[int, ...] = (),
-           timeout: float, measurements: int = DUDECT_MEASUREMENTS) -> DudectVerdict:
+           timeout: float, measurements: int = DUDECT_MEASUREMENTS, env: dict | None = None) -> DudectVerdict:
     """dudect on the machine's own CPU (fixed-vs-random, interleaved at random; Welch t with cropping), at the
     first of key_sizes the implementation supports (its first size when none are given)."""
     if program is None or not is_native(target):
         return DudectVerdict(verdict="unavailable", reason=f"{target.name} is emulated: timing measures QEMU")
     args = ["--impl", impl, "--dudect", str(measurements)] + (["--key-bits", ",".join(map(str, key_sizes))]
                                                                        if key_sizes else [])
-    c = backend.run_program(program, args, target=target, timeout=timeout)
+    c = backend.run_program(program, args, target=target, timeout=timeout, env=env)
     try:
         every = _records(c, "dudect")
     except CtError as e:

@@ -232,7 +232,7 @@ class CellPipeline:
         else:
             p.ct = ct.check(self.backend, cell.target, r.program, timeout=cell.profile.timeout_seconds,
                             work_dir=self.stages.ct_dir or self.builder.build_dir / "ct", impl=cell.impl.id,
-                            key_sizes=tuple(cell.key_sizes))
+                            key_sizes=tuple(cell.key_sizes), env=dict(cell.impl.env))
         p.stages["ct"] = round(time.perf_counter() - t0, 3)
         return p
 
@@ -243,7 +243,7 @@ class CellPipeline:
             return
         t0 = time.perf_counter()
         d = ct.dudect(self.backend, p.cell.target, r.program, impl=p.cell.impl.id,
-                      key_sizes=tuple(p.cell.key_sizes),
+                      key_sizes=tuple(p.cell.key_sizes), env=dict(p.cell.impl.env),
                       timeout=p.cell.profile.timeout_seconds, measurements=self.stages.dudect_measurements)
         p.ct = p.ct.model_copy(update={"dudect": d})
         p.stages["dudect"] = round(time.perf_counter() - t0, 3)

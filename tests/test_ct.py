@@ -174,6 +174,20 @@ def test_a_peer_with_fewer_key_sizes_than_its_cipher_is_checked_at_those_it_has(
     assert "ekey 256: secret-dependent" in out and "ekey 128" not in out, out
 
 
+def test_a_peer_that_needs_its_environment_gets_it(build_dir, capsys):
+    """OpenSSL's vector-permute AES exists only in a process whose OPENSSL_ia32cap masks AES-NI (peer.yaml env):
+    the check runs it there (it was 'unavailable on this CPU' while the ct programs ran without the env)."""
+    from lab import cli
+
+    if not PLUGIN.exists():
+        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
+    assert cli.main(["ct", "rijndael", "--impl", "openssl_vpaes,openssl_noaesni", "--dudect", "0", "--quick-gate",
+                     "--build-dir", str(build_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "rijndael/openssl_vpaes@gcc-O3@host: CLEAN (no claim)" in out, out       # pshufb, no table
+    assert "rijndael/openssl_noaesni@gcc-O3@host: LEAK (no claim)" in out, out      # its T-tables
+
+
 def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_matrix(fixture_lab, tmp_path):
     """--ct: the one cell pipeline checks every verified cell (trace in prepare, dudect with the measuring);
     the records carry the verdict, results.load and load_cells its columns, the report its matrix with the
