@@ -252,6 +252,9 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
         err = next(iter(protocol.of(recs, protocol.ErrorRecord)), None)
         why = f"{c.describe_failure()}: {err.line()}" if err else c.describe_failure() if not c.ok else \
             f"{len(regions)} marked regions for {len(meta)} inputs: {(c.stderr or '').strip()[-200:]}"
+        if "SIGILL" in why:
+            why += (f" (an instruction {target.qemu or 'qemu-' + target.arch} does not emulate: QEMU has no AVX-512, "
+                    "which -march=native emits on a CPU that has it)")
         return CtVerdict(verdict="unavailable", reason=f"the trace run failed: {why}", inputs=inputs, dudect=dud)
     groups: dict[tuple[int, str], list[int]] = {}
     for r in meta:
