@@ -138,7 +138,7 @@ class _WorktreeBackend(HostBackend):
         super().__init__(root)
         self._plugin = plugin
 
-    def plugin_path(self) -> str | None:
+    def plugin_path(self, target=None) -> str | None:
         return self._plugin
 
 
