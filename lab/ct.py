@@ -126,7 +126,8 @@ class CtError(RuntimeError):
 
 # ------------------------------------------------------------------ running
 def _run(backend: Backend, target: Target, program: Path, args: list[str], *, timeout: float, work_dir: Path,
-         traced: tuple[int, ...] = (), env: dict | None = None) -> tuple[Completed, list[tuple[int, str, str, int]], dict[int, np.ndarray]]:
+         traced: tuple[int, ...] = (), env: dict | None = None
+         ) -> tuple[Completed, list[tuple[int, str, str, int]], dict[int, np.ndarray]]:
     """One run of the ct program under QEMU + the plugin in mode=ct: what it printed, the plugin's line per
     region (instructions, control hash, memory hash, accesses) and the event streams of the traced regions."""
     try:
