@@ -211,6 +211,42 @@ def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
     assert sorted(e.status for e in same) == ["tied", "winner"]
 
 
+def test_a_race_that_ends_at_its_round_limit_measures_its_best_alone_until_precise(lab):
+    """bench.compilers' MARS: every candidate tied, none precise, the race stopped at its round limit with the
+    winner at +-1.2 %.  The best survivor then gets processes of its own (at most max_rounds) until its interval
+    meets the precision; the others keep theirs, and the ties are judged against the tighter interval."""
+    import random
+
+    from lab.flags import Candidate, Entry, Race
+    from tests.test_gate_units import cell, samples, timing_process
+
+    c = cell(lab)
+    ks = c.cycle_key_sizes[0]
+
+    class Feed:  # Measurer.one_process's contract (one process appended to the samples), costs from a generator
+        def __init__(self):
+            self.rng = random.Random(7)
+
+        def one_process(self, cs):
+            cs.timing.append(timing_process([round(self.rng.uniform(1000, 1100) * 1000)], ks))
+
+    def race(precision):
+        entries = [Entry(Candidate((f"-f{i}",), lab.toolchain("gcc-O3")), status="racing", samples=samples(c, []))
+                   for i in range(3)]
+        r = Race("encrypt_speed", ks, min_rounds=5, max_rounds=5, precision=precision)
+        r.run(list(entries), Feed(), lambda rounds, alive: None)
+        return r, entries
+
+    r, entries = race(0.0005)  # out of reach of 10 processes of a 10 % spread: the whole top-up is spent
+    best = next(e for e in entries if e.status == "winner")
+    assert r.rounds == 5 and r.topped_up == 5 and r.processes == 20
+    assert len(best.samples.timing) == 5 + r.topped_up
+    assert all(len(e.samples.timing) == 5 for e in entries if e is not best)
+    assert {e.status for e in entries} <= {"winner", "tied", "slower"}
+    loose, _ = race(0.5)  # precise after the race: nothing more
+    assert loose.topped_up == 0 and loose.processes == 15
+
+
 def test_the_race_gate_is_quick_and_the_winner_and_ties_pass_every_record(lab, tmp_path):
     """MARS's vectors hold 3,840 long Monte-Carlo records (64 of them here): the race's quick gate checks every
     32nd of them (and

@@ -29,6 +29,11 @@ public final class Full implements BlockCipher {
         {0xA4, 0x55, 0x87, 0x5A, 0x58, 0xDB, 0x9E, 0x03}}; // p9, over GF(2^8)/0x14D
     /** MC[j][v]: MDS column j times byte v, as the word whose byte i is MDS[i][j] * v. */
     private static final int[][] MC = new int[4][256];
+    /** MQ[256 j + y]: MC[j][Q_OUT[j][y]], the last q stage of lane j and its MDS column in one lookup. */
+    private static final int[] MQ = new int[1024];
+    /** RSC[256 c + v]: RS column c times key byte v, as the word whose byte r is RS[r][c] * v (Sec. 4.3, p9):
+     *  S_i is the xor of eight lookups instead of 32 products over GF(2^8). */
+    private static final int[] RSC = new int[2048];
 
     private static int[] q(int[][] t) { // Sec. 4.3.5
         int[] out = new int[256];
@@ -59,12 +64,17 @@ public final class Full implements BlockCipher {
             for (int v = 0; v < 256; v++)
                 for (int i = 0; i < 4; i++)
                     MC[j][v] |= gmul(MDS[i][j], v, 0x169) << (8 * i);
+        for (int c = 0; c < 8; c++)
+            for (int v = 0; v < 256; v++)
+                for (int r = 0; r < 4; r++)
+                    RSC[256 * c + v] |= gmul(RS[r][c], v, 0x14D) << (8 * r);
     }
 
     // the four key-dependent S-box tables with their MDS column, table j at [256 * j]: one array, so C2 keeps one
     // base register for them instead of four (with four, the state, the round keys and the bases did not fit)
     private final int[] sb = new int[1024];
     private final int[] kw = new int[40];
+    private final int[] me = new int[4], mo = new int[4], s = new int[4]; // key setup's words: no allocation per key
 
     @Override
     public int blockBytes() {
@@ -78,7 +88,8 @@ public final class Full implements BlockCipher {
 
     @Override
     public int tableBytes() {
-        return 2 * 256 * 4 + 4 * 256 * 4; // q0, q1 (as ints) and the MDS columns, used by key setup only
+        return 2 * 256 * 4 + 4 * 256 * 4 + 1024 * 4 + 2048 * 4; // q0, q1 (as ints), the MDS columns, MQ and RSC:
+                                                               // key setup only
     }
 
     @Override
@@ -91,37 +102,41 @@ public final class Full implements BlockCipher {
     private static final int[][] Q_L3 = {Q1, Q0, Q0, Q1}, Q_L2 = {Q1, Q1, Q0, Q0}, Q_L1 = {Q0, Q1, Q0, Q1},
             Q_L0 = {Q0, Q0, Q1, Q1}, Q_OUT = {Q1, Q0, Q1, Q0};
 
-    /** Lane j of h before MDS (Sec. 4.3.2): byte x through the q stages with list l (l[i] = word L_i). */
+    static {
+        for (int j = 0; j < 4; j++)
+            for (int y = 0; y < 256; y++)
+                MQ[256 * j + y] = MC[j][Q_OUT[j][y]];
+    }
+
+    /** Lane j of h through MDS (Sec. 4.3.2): byte x through the q stages with list l (l[i] = word L_i). */
     private static int lane(int x, int j, int k, int[] l) {
         final int sh = 8 * j;
         if (k == 4)
             x = Q_L3[j][x] ^ ((l[3] >>> sh) & 0xff);
         if (k >= 3)
             x = Q_L2[j][x] ^ ((l[2] >>> sh) & 0xff);
-        return Q_OUT[j][Q_L0[j][Q_L1[j][x] ^ ((l[1] >>> sh) & 0xff)] ^ ((l[0] >>> sh) & 0xff)];
+        return MQ[256 * j + (Q_L0[j][Q_L1[j][x] ^ ((l[1] >>> sh) & 0xff)] ^ ((l[0] >>> sh) & 0xff))];
     }
 
     private static int h(int x, int k, int[] l) {
-        return MC[0][lane(x & 0xff, 0, k, l)] ^ MC[1][lane((x >>> 8) & 0xff, 1, k, l)]
-                ^ MC[2][lane((x >>> 16) & 0xff, 2, k, l)] ^ MC[3][lane(x >>> 24, 3, k, l)];
+        return lane(x & 0xff, 0, k, l) ^ lane((x >>> 8) & 0xff, 1, k, l) ^ lane((x >>> 16) & 0xff, 2, k, l)
+                ^ lane(x >>> 24, 3, k, l);
     }
 
     private int setKey(byte[] key, int bits) {
         if (bits != 128 && bits != 192 && bits != 256)
             return BAD_KEY_LENGTH;
-        int k = bits / 64;
-        int[] me = new int[k], mo = new int[k], s = new int[k];
+        final int k = bits / 64;
+        final int[] me = this.me, mo = this.mo, s = this.s, rsc = RSC;
         for (int i = 0; i < k; i++) {
-            me[i] = Bytes.load32le(key, 8 * i);
-            mo[i] = Bytes.load32le(key, 8 * i + 4);
-            int w = 0; // S_i = RS . (m_8i .. m_8i+7); the list S is (S_k-1, ..., S_0)
-            for (int r = 0; r < 4; r++) {
-                int v = 0;
-                for (int c = 0; c < 8; c++)
-                    v ^= gmul(RS[r][c], key[8 * i + c] & 0xff, 0x14D);
-                w |= v << (8 * r);
-            }
-            s[k - 1 - i] = w;
+            final int o = 8 * i;
+            me[i] = Bytes.load32le(key, o);
+            mo[i] = Bytes.load32le(key, o + 4);
+            // S_i = RS . (m_8i .. m_8i+7); the list S is (S_k-1, ..., S_0)
+            s[k - 1 - i] = rsc[key[o] & 0xff] ^ rsc[256 + (key[o + 1] & 0xff)] ^ rsc[512 + (key[o + 2] & 0xff)]
+                    ^ rsc[768 + (key[o + 3] & 0xff)] ^ rsc[1024 + (key[o + 4] & 0xff)]
+                    ^ rsc[1280 + (key[o + 5] & 0xff)] ^ rsc[1536 + (key[o + 6] & 0xff)]
+                    ^ rsc[1792 + (key[o + 7] & 0xff)];
         }
         final int rho = 0x01010101;
         for (int i = 0; i < 20; i++) {
@@ -129,17 +144,23 @@ public final class Full implements BlockCipher {
             kw[2 * i] = a + b;
             kw[2 * i + 1] = Integer.rotateLeft(a + 2 * b, 9);
         }
+        final int[] sb = this.sb, mq = MQ;
         for (int j = 0; j < 4; j++) { // lane by lane: its tables and key bytes hoisted out of the 256 bytes
-            final int sh = 8 * j, l0 = (s[0] >>> sh) & 0xff, l1 = (s[1] >>> sh) & 0xff;
-            final int l2 = k >= 3 ? (s[2] >>> sh) & 0xff : 0, l3 = k == 4 ? (s[3] >>> sh) & 0xff : 0;
-            final int[] q3 = Q_L3[j], q2 = Q_L2[j], q1 = Q_L1[j], q0 = Q_L0[j], qo = Q_OUT[j], mc = MC[j];
-            for (int x = 0; x < 256; x++) {
-                int y = x;
-                if (k == 4)
-                    y = q3[y] ^ l3;
-                if (k >= 3)
-                    y = q2[y] ^ l2;
-                sb[256 * j + x] = mc[qo[q0[q1[y] ^ l1] ^ l0]];
+            final int sh = 8 * j, l0 = (s[0] >>> sh) & 0xff, l1 = (s[1] >>> sh) & 0xff, base = 256 * j;
+            final int[] q1 = Q_L1[j], q0 = Q_L0[j];
+            if (k == 2) { // one loop per key length: no test per byte
+                for (int x = 0; x < 256; x++)
+                    sb[base + x] = mq[base + (q0[q1[x] ^ l1] ^ l0)];
+            } else if (k == 3) {
+                final int l2 = (s[2] >>> sh) & 0xff;
+                final int[] q2 = Q_L2[j];
+                for (int x = 0; x < 256; x++)
+                    sb[base + x] = mq[base + (q0[q1[q2[x] ^ l2] ^ l1] ^ l0)];
+            } else {
+                final int l2 = (s[2] >>> sh) & 0xff, l3 = (s[3] >>> sh) & 0xff;
+                final int[] q2 = Q_L2[j], q3 = Q_L3[j];
+                for (int x = 0; x < 256; x++)
+                    sb[base + x] = mq[base + (q0[q1[q2[q3[x] ^ l3] ^ l2] ^ l1] ^ l0)];
             }
         }
         return OK;
