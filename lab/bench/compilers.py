@@ -166,9 +166,10 @@ def preset_bench(lab: Lab, say=print) -> dict:
         o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers", jobs=2,
                                 results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
         meta = json.loads((o.run_dir / "run.json").read_text())
-        times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": o.counts, "run": o.run_dir.name,
+        counts = {getattr(k, "value", k): n for k, n in o.counts.items()}
+        times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": counts, "run": o.run_dir.name,
                        "stage_seconds": meta.get("stage_seconds", {}), "load_before": round(load, 2),
                        "load_after": round(os.getloadavg()[0], 2)}
-        say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {o.counts} "
+        say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {counts} "
             f"{times[kind]['stage_seconds']}; load average {load:.1f} before")
     return times
