@@ -176,10 +176,47 @@ public final class Full implements BlockCipher {
         return setKey(key, bits);
     }
 
+    /** g of a word for the round's first input (bytes in order) and, G1, for its rotated second input. */
+    private static int g0(int[] sb, int r) {
+        return sb[r & 0xff] ^ sb[256 + ((r >>> 8) & 0xff)] ^ sb[512 + ((r >>> 16) & 0xff)] ^ sb[768 + (r >>> 24)];
+    }
+
+    private static int g1(int[] sb, int r) {
+        return sb[r >>> 24] ^ sb[256 + (r & 0xff)] ^ sb[512 + ((r >>> 8) & 0xff)] ^ sb[768 + ((r >>> 16) & 0xff)];
+    }
+
     @Override
     public void encrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
         final int[] sb = this.sb, k = this.kw;
-        for (int n = 0; n < nblocks; n++, inOff += 16, outOff += 16) {
+        int n = 0;
+        // two blocks side by side: their table loads and adds overlap (a lone block's rounds are one chain)
+        for (; n + 2 <= nblocks; n += 2, inOff += 32, outOff += 32) {
+            int a0 = Bytes.load32le(in, inOff) ^ k[0], a1 = Bytes.load32le(in, inOff + 4) ^ k[1];
+            int a2 = Bytes.load32le(in, inOff + 8) ^ k[2], a3 = Bytes.load32le(in, inOff + 12) ^ k[3];
+            int b0 = Bytes.load32le(in, inOff + 16) ^ k[0], b1 = Bytes.load32le(in, inOff + 20) ^ k[1];
+            int b2 = Bytes.load32le(in, inOff + 24) ^ k[2], b3 = Bytes.load32le(in, inOff + 28) ^ k[3];
+            for (int i = 8; i < 40; i += 4) {
+                int ta0 = g0(sb, a0), ta1 = g1(sb, a1), tb0 = g0(sb, b0), tb1 = g1(sb, b1);
+                a2 = Integer.rotateRight(a2 ^ (ta0 + ta1 + k[i]), 1);
+                a3 = Integer.rotateLeft(a3, 1) ^ (ta0 + 2 * ta1 + k[i + 1]);
+                b2 = Integer.rotateRight(b2 ^ (tb0 + tb1 + k[i]), 1);
+                b3 = Integer.rotateLeft(b3, 1) ^ (tb0 + 2 * tb1 + k[i + 1]);
+                ta0 = g0(sb, a2); ta1 = g1(sb, a3); tb0 = g0(sb, b2); tb1 = g1(sb, b3);
+                a0 = Integer.rotateRight(a0 ^ (ta0 + ta1 + k[i + 2]), 1);
+                a1 = Integer.rotateLeft(a1, 1) ^ (ta0 + 2 * ta1 + k[i + 3]);
+                b0 = Integer.rotateRight(b0 ^ (tb0 + tb1 + k[i + 2]), 1);
+                b1 = Integer.rotateLeft(b1, 1) ^ (tb0 + 2 * tb1 + k[i + 3]);
+            }
+            Bytes.store32le(out, outOff, a2 ^ k[4]);
+            Bytes.store32le(out, outOff + 4, a3 ^ k[5]);
+            Bytes.store32le(out, outOff + 8, a0 ^ k[6]);
+            Bytes.store32le(out, outOff + 12, a1 ^ k[7]);
+            Bytes.store32le(out, outOff + 16, b2 ^ k[4]);
+            Bytes.store32le(out, outOff + 20, b3 ^ k[5]);
+            Bytes.store32le(out, outOff + 24, b0 ^ k[6]);
+            Bytes.store32le(out, outOff + 28, b1 ^ k[7]);
+        }
+        for (; n < nblocks; n++, inOff += 16, outOff += 16) {
             int r0 = Bytes.load32le(in, inOff) ^ k[0], r1 = Bytes.load32le(in, inOff + 4) ^ k[1];
             int r2 = Bytes.load32le(in, inOff + 8) ^ k[2], r3 = Bytes.load32le(in, inOff + 12) ^ k[3];
             for (int i = 8; i < 40; i += 4) { // two rounds per turn: the swap becomes a change of names
@@ -202,7 +239,34 @@ public final class Full implements BlockCipher {
     @Override
     public void decrypt(byte[] in, int inOff, byte[] out, int outOff, int nblocks) {
         final int[] sb = this.sb, k = this.kw;
-        for (int n = 0; n < nblocks; n++, inOff += 16, outOff += 16) {
+        int n = 0;
+        for (; n + 2 <= nblocks; n += 2, inOff += 32, outOff += 32) { // two blocks side by side, as encrypt
+            int a2 = Bytes.load32le(in, inOff) ^ k[4], a3 = Bytes.load32le(in, inOff + 4) ^ k[5];
+            int a0 = Bytes.load32le(in, inOff + 8) ^ k[6], a1 = Bytes.load32le(in, inOff + 12) ^ k[7];
+            int b2 = Bytes.load32le(in, inOff + 16) ^ k[4], b3 = Bytes.load32le(in, inOff + 20) ^ k[5];
+            int b0 = Bytes.load32le(in, inOff + 24) ^ k[6], b1 = Bytes.load32le(in, inOff + 28) ^ k[7];
+            for (int i = 36; i >= 8; i -= 4) {
+                int ta0 = g0(sb, a2), ta1 = g1(sb, a3), tb0 = g0(sb, b2), tb1 = g1(sb, b3);
+                a0 = Integer.rotateLeft(a0, 1) ^ (ta0 + ta1 + k[i + 2]);
+                a1 = Integer.rotateRight(a1 ^ (ta0 + 2 * ta1 + k[i + 3]), 1);
+                b0 = Integer.rotateLeft(b0, 1) ^ (tb0 + tb1 + k[i + 2]);
+                b1 = Integer.rotateRight(b1 ^ (tb0 + 2 * tb1 + k[i + 3]), 1);
+                ta0 = g0(sb, a0); ta1 = g1(sb, a1); tb0 = g0(sb, b0); tb1 = g1(sb, b1);
+                a2 = Integer.rotateLeft(a2, 1) ^ (ta0 + ta1 + k[i]);
+                a3 = Integer.rotateRight(a3 ^ (ta0 + 2 * ta1 + k[i + 1]), 1);
+                b2 = Integer.rotateLeft(b2, 1) ^ (tb0 + tb1 + k[i]);
+                b3 = Integer.rotateRight(b3 ^ (tb0 + 2 * tb1 + k[i + 1]), 1);
+            }
+            Bytes.store32le(out, outOff, a0 ^ k[0]);
+            Bytes.store32le(out, outOff + 4, a1 ^ k[1]);
+            Bytes.store32le(out, outOff + 8, a2 ^ k[2]);
+            Bytes.store32le(out, outOff + 12, a3 ^ k[3]);
+            Bytes.store32le(out, outOff + 16, b0 ^ k[0]);
+            Bytes.store32le(out, outOff + 20, b1 ^ k[1]);
+            Bytes.store32le(out, outOff + 24, b2 ^ k[2]);
+            Bytes.store32le(out, outOff + 28, b3 ^ k[3]);
+        }
+        for (; n < nblocks; n++, inOff += 16, outOff += 16) {
             int r2 = Bytes.load32le(in, inOff) ^ k[4], r3 = Bytes.load32le(in, inOff + 4) ^ k[5];
             int r0 = Bytes.load32le(in, inOff + 8) ^ k[6], r1 = Bytes.load32le(in, inOff + 12) ^ k[7];
             for (int i = 36; i >= 8; i -= 4) {
