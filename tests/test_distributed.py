@@ -203,7 +203,11 @@ def _descendants(pid: int) -> list[int]:
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
-        for t in Path(f"/proc/{p}/task").glob("*/children"):
+        try:  # a process may end between its parent's children list and this read: it has no children then
+            tasks = list(Path(f"/proc/{p}/task").glob("*/children"))
+        except OSError:
+            continue
+        for t in tasks:
             try:
                 kids = [int(x) for x in t.read_text().split()]
             except OSError:
