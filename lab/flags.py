@@ -474,7 +474,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
         run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu)
     finally:
         backend.close()
-    doc = {"space": _shown(lab, space_path), "base": base.name, "quantity": QUANTITIES[quantity], "key_size": key_size,
+    doc = {"space": shown(lab, space_path), "base": base.name, "quantity": QUANTITIES[quantity], "key_size": key_size,
            "run": run_dir.name, "cells": [c.json() for c in out]}
     (run_dir / "flagsearch.json").write_text(json.dumps(doc, indent=1) + "\n")
     if json_out:
@@ -488,7 +488,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
     return out
 
 
-def _shown(lab: Lab, path: Path | str) -> str:
+def shown(lab: Lab, path: Path | str) -> str:
     """A space file as the records name it: relative to the checkout when it is inside (no machine paths)."""
     p = Path(path).resolve()
     return str(p.relative_to(lab.root)) if p.is_relative_to(lab.root) else str(path)
@@ -546,7 +546,7 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
             "targets": {c.target.name: {**c.target.model_dump(), "emulated": c.target.emulated} for c in found},
             "cells_planned": [e.samples.cell.id for _, e in measured], "fingerprint": {},
             "lab_version": __version__,
-            "options": {"flag_search": {"space": _shown(lab, space_path), "base": base.name,
+            "options": {"flag_search": {"space": shown(lab, space_path), "base": base.name,
                                         "dimensions": space.dimensions}, "cpu": cpu}}
     w = RunWriter.create(results_dir, meta, tag="flags", run_id=run_id)
     for c, e in measured:

@@ -122,6 +122,8 @@ def from_runs(lab: Lab, first: list[str], second: list[str], results_dir: Path |
 
 
 def summarise(lab: Lab, space: str, ciphers: list[str], searches: list[dict], say=print) -> dict:
+    from .. import flags
+
     first, second = searches
     nist_max = lab.profile("nist").sampling.max_processes
     pairs = {(c["cipher"], c["target"]): [c] for c in first["cells"]}
@@ -131,7 +133,7 @@ def summarise(lab: Lab, space: str, ciphers: list[str], searches: list[dict], sa
     spent = [c["processes"] for s in searches for c in s["cells"]]
     factorial = [c["distinct_binaries"] * nist_max for s in searches for c in s["cells"]]
     precisions = [c["winner_precision"] for s in searches for c in s["cells"] if c["winner_precision"] is not None]
-    doc = {"space": space, "ciphers": ciphers, "searches": searches,
+    doc = {"space": flags.shown(lab, space), "ciphers": ciphers, "searches": searches,
            "candidates_per_cell": first["cells"][0]["candidates_total"] if first["cells"] else 0,
            "agreement": sum(agree) / len(agree) if agree else None, "cells_compared": len(agree),
            "processes_spent": sum(spent), "processes_full_factorial_nist": sum(factorial),
