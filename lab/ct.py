@@ -163,6 +163,17 @@ def _run(backend: Backend, target: Target, program: Path, args: list[str], *, ti
     return c, regions, traces
 
 
+def _key_bits_args(key_sizes: tuple[int, ...]) -> list[str]:
+    """--key-bits for the ct and dudect modes (the program leaves out sizes the implementation lacks)."""
+    return ["--key-bits", ",".join(map(str, key_sizes))] if key_sizes else []
+
+
+def _failure(c: Completed, records: list[protocol.Record]) -> str:
+    """Why a run failed: its exit, and the program's own error line when it printed one."""
+    err = next(iter(protocol.of(records, protocol.ErrorRecord)), None)
+    return c.describe_failure() + (f": {err.line()}" if err else "")
+
+
 def _records(c: Completed, program: str) -> list[protocol.Record]:
     """The program's typed records; an unreadable one makes the check unavailable with the protocol's message."""
     try:
@@ -233,8 +244,7 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
     implementation's environment (a peer's OPENSSL_ia32cap mask, ...), as every program of the cell gets it.
     Never raises for a cell's failure: a crash or a missing plugin is "unavailable" with the reason.
     """
-    args = ["--impl", impl, "--inputs", str(inputs)] + (["--key-bits", ",".join(map(str, key_sizes))]
-                                                         if key_sizes else [])
+    args = ["--impl", impl, "--inputs", str(inputs)] + _key_bits_args(key_sizes)
     dud = dudect(backend, target, dudect_program, impl=impl, key_sizes=key_sizes, env=env,
                  timeout=timeout, measurements=dudect_measurements) if dudect_program else None
     try:
@@ -250,8 +260,7 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
                          inputs=inputs, dudect=dud)
     meta = protocol.of(recs, protocol.CtRegionRecord)
     if not c.ok or not meta or len(meta) != len(regions):
-        err = next(iter(protocol.of(recs, protocol.ErrorRecord)), None)
-        why = f"{c.describe_failure()}: {err.line()}" if err else c.describe_failure() if not c.ok else \
+        why = _failure(c, recs) if not c.ok else \
             f"{len(regions)} marked regions for {len(meta)} inputs: {(c.stderr or '').strip()[-200:]}"
         if "SIGILL" in why:
             why += (f" (an instruction {target.qemu or 'qemu-' + target.arch} does not emulate: QEMU has no AVX-512, "
@@ -321,8 +330,7 @@ def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str,
     first of key_sizes the implementation supports (its first size when none are given)."""
     if program is None or not is_native(target):
         return DudectVerdict(verdict="unavailable", reason=f"{target.name} is emulated: timing measures QEMU")
-    args = ["--impl", impl, "--dudect", str(measurements)] + (["--key-bits", ",".join(map(str, key_sizes))]
-                                                                       if key_sizes else [])
+    args = ["--impl", impl, "--dudect", str(measurements)] + _key_bits_args(key_sizes)
     c = backend.run_program(program, args, target=target, timeout=timeout, env=env)
     try:
         every = _records(c, "dudect")
@@ -330,9 +338,7 @@ def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str,
         return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {e}")
     recs = protocol.of(every, protocol.DudectRecord)
     if not c.ok or not recs:
-        err = next(iter(protocol.of(every, protocol.ErrorRecord)), None)
-        return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {c.describe_failure()}"
-                                                          + (f": {err.line()}" if err else ""))
+        return DudectVerdict(verdict="unavailable", reason=f"the dudect run failed: {_failure(c, every)}")
     ops = []
     for r in recs:
         d = np.asarray(r.deltas, dtype=float)

@@ -189,10 +189,7 @@ class Race:
         while alive:
             self.rounds += 1
             for e in alive[self.rounds % len(alive):] + alive[:self.rounds % len(alive)]:
-                measurer.one_process(e.samples)
-                self.processes += 1
-                if e.samples.failure:
-                    e.status, e.reason = "unavailable", f"{e.samples.failure[0]}: {e.samples.failure[1]}"
+                self._measure(e, measurer)
             alive = [e for e in alive if e.status != "unavailable"]
             on_round(self.rounds, len(alive))
             if self.rounds < self.min_rounds or not alive:
@@ -212,27 +209,29 @@ class Race:
         self.top_up(alive, measurer, t0)
         self.decide(alive)
 
+    def _measure(self, e: Entry, measurer: Measurer) -> bool:
+        """One more measuring process of e; False (and e unavailable with the reason) when it failed."""
+        measurer.one_process(e.samples)
+        self.processes += 1
+        if e.samples.failure:
+            e.status, e.reason = "unavailable", f"{e.samples.failure[0]}: {e.samples.failure[1]}"
+            return False
+        return True
+
     def top_up(self, alive: list[Entry], measurer: Measurer, t0: float) -> None:
         """When the race stopped at its round or time limit with the best survivor's interval still wider than
         the precision asked (many candidates tied, none precise), the best alone is measured more: up to
         max_rounds processes, within the budget again.  Its cost estimate (the best case) can only fall, so
         it stays the best; the ties are then judged against its tighter interval (bench.compilers' MARS: 63
         ties, the winner at +-1.2 % after 30 rounds)."""
-        live = [e for e in alive if e.status != "unavailable"]
-        if not live:
+        if not alive:  # the race's survivors: none unavailable, their estimates made in its last round
             return
-        for e in live:
-            if e.estimate is None:
-                e.estimate = self.estimate(e)
-        best = max(live, key=lambda e: e.estimate.estimate)
+        best = max(alive, key=lambda e: e.estimate.estimate)
         for _ in range(self.max_rounds):
             if best.estimate.precision <= self.precision or time.monotonic() - t0 > 2 * self.budget_seconds:
                 break
-            measurer.one_process(best.samples)
-            self.processes += 1
             self.topped_up += 1
-            if best.samples.failure:
-                best.status, best.reason = "unavailable", f"{best.samples.failure[0]}: {best.samples.failure[1]}"
+            if not self._measure(best, measurer):
                 alive.remove(best)
                 return
             best.estimate = self.estimate(best)

@@ -29,22 +29,18 @@ HEADER = ("| strategy | toolchain | target | claim | trace verdict | first diver
           "| --- | --- | --- | --- | --- | --- | --- |")
 
 
-def stored(root: Path) -> list[Path]:
-    """Every stored bench.ct result, oldest first by the date it records (not its name or mtime)."""
-    found = []
-    for f in (root / "bench" / "results").glob("ct-*.json"):
-        doc = json.loads(f.read_text())
-        if doc.get("format") == "cipherlab-bench-ct":
-            found.append((doc.get("date", ""), f.name, f))
-    return [f for _, _, f in sorted(found)]
+def stored(root: Path) -> list[tuple[Path, dict]]:
+    """Every stored bench.ct result with its document, oldest first by the date it records (not its name)."""
+    found = [(f, json.loads(f.read_text())) for f in (root / "bench" / "results").glob("ct-*.json")]
+    return sorted(((f, d) for f, d in found if d.get("format") == "cipherlab-bench-ct"),
+                  key=lambda fd: (fd[1].get("date", ""), fd[0].name))
 
 
-def load(files: list[Path]) -> tuple[dict[str, dict], list[tuple[str, str, str]]]:
+def load(docs: list[tuple[Path, dict]]) -> tuple[dict[str, dict], list[tuple[str, str, str]]]:
     """The newest verdict of each cell, and (date, gate, file name) of every file that gave one."""
     cells: dict[str, dict] = {}
     sources = []
-    for f in files:
-        doc = json.loads(f.read_text())
+    for f, doc in docs:
         used = 0
         for c in doc.get("cells", []):
             v = c["verdict"]
@@ -118,8 +114,8 @@ def section(root: Path, old: str, cipher: str, cells: dict[str, dict], sources: 
     return "\n".join(body)
 
 
-def rewrite(root: Path, files: list[Path], check: bool) -> int:
-    cells, sources = load(files)
+def rewrite(root: Path, docs: list[tuple[Path, dict]], check: bool) -> int:
+    cells, sources = load(docs)
     stale = []
     for readme in sorted((root / "c_src" / "ciphers").glob("*/README.md")):
         text = readme.read_text()
@@ -147,13 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale README")
     ap.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)  # the tests' copy of the tree
     a = ap.parse_args(argv)
-    if not a.files:
-        a.files = stored(a.root)
     missing = [str(f) for f in a.files if not f.is_file()]
     if missing:
         print(f"ct_readme: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
-    return rewrite(a.root, a.files, a.check)
+    docs = [(f, json.loads(f.read_text())) for f in a.files] if a.files else stored(a.root)
+    return rewrite(a.root, docs, a.check)
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def from_runs(lab: Lab, first: list[str], second: list[str], results_dir: Path |
 
 
 def summarise(lab: Lab, space: str, ciphers: list[str], searches: list[dict], say=print) -> dict:
-    from .. import flags
+    from ..flags import shown
 
     first, second = searches
     nist_max = lab.profile("nist").sampling.max_processes
@@ -133,7 +133,7 @@ def summarise(lab: Lab, space: str, ciphers: list[str], searches: list[dict], sa
     spent = [c["processes"] for s in searches for c in s["cells"]]
     factorial = [c["distinct_binaries"] * nist_max for s in searches for c in s["cells"]]
     precisions = [c["winner_precision"] for s in searches for c in s["cells"] if c["winner_precision"] is not None]
-    doc = {"space": flags.shown(lab, space), "ciphers": ciphers, "searches": searches,
+    doc = {"space": shown(lab, space), "ciphers": ciphers, "searches": searches,
            "candidates_per_cell": first["cells"][0]["candidates_total"] if first["cells"] else 0,
            "agreement": sum(agree) / len(agree) if agree else None, "cells_compared": len(agree),
            "processes_spent": sum(spent), "processes_full_factorial_nist": sum(factorial),
@@ -168,7 +168,7 @@ def preset_bench(lab: Lab, say=print) -> dict:
         o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers", jobs=2,
                                 results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
         meta = json.loads((o.run_dir / "run.json").read_text())
-        counts = {getattr(k, "value", k): n for k, n in o.counts.items()}
+        counts = {str(k): n for k, n in o.counts.items()}  # Status names, as the run's summary line prints them
         times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": counts, "run": o.run_dir.name,
                        "stage_seconds": meta.get("stage_seconds", {}), "load_before": round(load, 2),
                        "load_after": round(os.getloadavg()[0], 2)}

@@ -176,7 +176,8 @@ public final class Full implements BlockCipher {
         return setKey(key, bits);
     }
 
-    /** g of a word for the round's first input (bytes in order) and, G1, for its rotated second input. */
+    /** g (Sec. 4.2) of the round's first word, g0, and of its second, g1, whose rotation by 8 is folded into
+     *  the byte order of its lookups. */
     private static int g0(int[] sb, int r) {
         return sb[r & 0xff] ^ sb[256 + ((r >>> 8) & 0xff)] ^ sb[512 + ((r >>> 16) & 0xff)] ^ sb[768 + (r >>> 24)];
     }
@@ -220,12 +221,12 @@ public final class Full implements BlockCipher {
             int r0 = Bytes.load32le(in, inOff) ^ k[0], r1 = Bytes.load32le(in, inOff + 4) ^ k[1];
             int r2 = Bytes.load32le(in, inOff + 8) ^ k[2], r3 = Bytes.load32le(in, inOff + 12) ^ k[3];
             for (int i = 8; i < 40; i += 4) { // two rounds per turn: the swap becomes a change of names
-                int t0 = sb[r0 & 0xff] ^ sb[256 + ((r0 >>> 8) & 0xff)] ^ sb[512 + ((r0 >>> 16) & 0xff)] ^ sb[768 + (r0 >>> 24)];
-                int t1 = sb[r1 >>> 24] ^ sb[256 + (r1 & 0xff)] ^ sb[512 + ((r1 >>> 8) & 0xff)] ^ sb[768 + ((r1 >>> 16) & 0xff)];
+                int t0 = g0(sb, r0);
+                int t1 = g1(sb, r1);
                 r2 = Integer.rotateRight(r2 ^ (t0 + t1 + k[i]), 1);
                 r3 = Integer.rotateLeft(r3, 1) ^ (t0 + 2 * t1 + k[i + 1]);
-                t0 = sb[r2 & 0xff] ^ sb[256 + ((r2 >>> 8) & 0xff)] ^ sb[512 + ((r2 >>> 16) & 0xff)] ^ sb[768 + (r2 >>> 24)];
-                t1 = sb[r3 >>> 24] ^ sb[256 + (r3 & 0xff)] ^ sb[512 + ((r3 >>> 8) & 0xff)] ^ sb[768 + ((r3 >>> 16) & 0xff)];
+                t0 = g0(sb, r2);
+                t1 = g1(sb, r3);
                 r0 = Integer.rotateRight(r0 ^ (t0 + t1 + k[i + 2]), 1);
                 r1 = Integer.rotateLeft(r1, 1) ^ (t0 + 2 * t1 + k[i + 3]);
             }
@@ -270,12 +271,12 @@ public final class Full implements BlockCipher {
             int r2 = Bytes.load32le(in, inOff) ^ k[4], r3 = Bytes.load32le(in, inOff + 4) ^ k[5];
             int r0 = Bytes.load32le(in, inOff + 8) ^ k[6], r1 = Bytes.load32le(in, inOff + 12) ^ k[7];
             for (int i = 36; i >= 8; i -= 4) {
-                int t0 = sb[r2 & 0xff] ^ sb[256 + ((r2 >>> 8) & 0xff)] ^ sb[512 + ((r2 >>> 16) & 0xff)] ^ sb[768 + (r2 >>> 24)];
-                int t1 = sb[r3 >>> 24] ^ sb[256 + (r3 & 0xff)] ^ sb[512 + ((r3 >>> 8) & 0xff)] ^ sb[768 + ((r3 >>> 16) & 0xff)];
+                int t0 = g0(sb, r2);
+                int t1 = g1(sb, r3);
                 r0 = Integer.rotateLeft(r0, 1) ^ (t0 + t1 + k[i + 2]);
                 r1 = Integer.rotateRight(r1 ^ (t0 + 2 * t1 + k[i + 3]), 1);
-                t0 = sb[r0 & 0xff] ^ sb[256 + ((r0 >>> 8) & 0xff)] ^ sb[512 + ((r0 >>> 16) & 0xff)] ^ sb[768 + (r0 >>> 24)];
-                t1 = sb[r1 >>> 24] ^ sb[256 + (r1 & 0xff)] ^ sb[512 + ((r1 >>> 8) & 0xff)] ^ sb[768 + ((r1 >>> 16) & 0xff)];
+                t0 = g0(sb, r0);
+                t1 = g1(sb, r1);
                 r2 = Integer.rotateLeft(r2, 1) ^ (t0 + t1 + k[i]);
                 r3 = Integer.rotateRight(r3 ^ (t0 + 2 * t1 + k[i + 1]), 1);
             }
