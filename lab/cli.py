@@ -138,6 +138,8 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("targets", "comma list of targets", "csv"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
                 Opt("out", "JSON file to write (default bench/results/repeatability-DATE.json)"),
+                Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
+                    "the estimators)", "csv"),
                 DEBUG), invoke="bench.repeatability"),
     Command("java-run", "build, gate and measure Java implementations and Java peers (JMH) under JVM profiles; "
             "write a run under results/ (language java)", "java_run", (

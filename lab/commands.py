@@ -280,11 +280,15 @@ def images_host_plugin(engine=None) -> int:
 
 
 def bench_repeatability(ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
-                        out=None) -> int:
+                        out=None, runs=None) -> int:
+    from . import results
     from .bench import repeatability
 
     lab = _lab()
-    doc = repeatability.bench(lab, ciphers, toolchains, implementations, targets, profile, Path(out) if out else None)
+    if runs is not None and len(runs) != 2:
+        raise UsageError(f"option --runs: takes two run ids (RUN_A,RUN_B), not {len(runs)}: {','.join(runs)}")
+    doc = repeatability.bench(lab, ciphers, toolchains, implementations, targets, profile, Path(out) if out else None,
+                              runs=results.resolve_runs(lab.root / "results", runs) if runs else None)
     return 0 if doc else 1
 
 

@@ -273,10 +273,11 @@ COLUMNS = {
     "per_process": "each process's minimum cost behind the estimate (ns per block or key pair for speeds, counter "
                    "units otherwise); comparisons test these",
     "gauge_relative": "the estimate divided by the machine-speed gauge measured in the same processes: each "
-                      "process's minimum cost over its gauge's minimum cost per iteration, summarised by the "
-                      "estimator (a speed: times the gauge's cost, i.e. divided by the gauge's speed); NaN where no "
+                      "process's minimum cost over its gauge's minimum cost per iteration, the median over "
+                      "processes (a speed: times the gauge's cost, i.e. divided by the gauge's speed); NaN where no "
                       "gauge was measured (runs before it, Java, instruction counts, facts)",
-    "gauge_relative_low": "lower end of gauge_relative's confidence interval",
+    "gauge_relative_low": "lower end of gauge_relative's confidence interval (order statistics of the median; NaN "
+                          "where too few processes bound it)",
     "gauge_relative_high": "upper end of gauge_relative's confidence interval",
     "steal_fraction": "CPU steal time / CPU time on the measuring CPU while the cell was measured",
     "compiler": "compiler executable",
@@ -642,7 +643,7 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
            "counter": q.counter, "per_process": list(q.per_process)}
-    g = None if exact or below else gauge_relative(q, estimator, confidence)
+    g = None if exact or below else gauge_relative(q, confidence)
     row.update(gauge_relative=g.estimate if g else math.nan, gauge_relative_low=g.ci_low if g else math.nan,
                gauge_relative_high=g.ci_high if g else math.nan)
     if below:

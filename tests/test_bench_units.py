@@ -181,3 +181,17 @@ def test_the_gauge_summary_shows_the_relative_agreement_beside_the_absolute(tmp_
     assert any("gauge-relative goals" in line and line.endswith("met") and "NOT" not in line for line in text)
     assert repeatability.gauge_summary(*[results.load(synth.write_run(tmp_path / "old", [_cell("rc6", 200)]),
                                                       tmp_path / "old")] * 2) is None  # no gauge: no summary
+
+
+def test_two_stored_runs_are_judged_again_without_measuring(lab, tmp_path):
+    """bench.repeatability --runs: after a change to the estimators, the same two runs judged again (no run made)."""
+    rd = tmp_path / "results"
+    a, b = synth.write_run(rd, [_gauged(100, 1.0)]), synth.write_run(rd, [_gauged(100, 1.03)])
+    said = []
+    doc = repeatability.bench(lab, runs=[a, b], out=tmp_path / "again.json", say=said.append, results_dir=rd)
+    assert sorted(p.name for p in rd.glob("*/*") if p.is_dir()) == sorted([a.name, b.name])  # nothing measured
+    assert doc["wall_seconds"] is None and doc["runs"] == [str(a.relative_to(tmp_path)), str(b.relative_to(tmp_path))]
+    assert doc["headline"]["all"]["p50"] == pytest.approx(1 - 1 / 1.03, rel=1e-2)
+    assert doc["gauge_relative"]["relative"]["all"]["max"] == pytest.approx(0, abs=1e-3)
+    assert said[0].startswith("bench.repeatability: judging the stored runs") and "judged again" in said[1]
+    assert json.loads((tmp_path / "again.json").read_text())["runs"] == doc["runs"]

@@ -93,10 +93,15 @@ def taus(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
 
 
 def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
-          out: Path | None = None, say=print, results_dir: Path | None = None) -> dict:
-    walls, runs = [], []
+          out: Path | None = None, say=print, results_dir: Path | None = None, runs: list[Path] | None = None) -> dict:
+    """Two runs measured back to back and compared; given `runs` (two stored run folders), those two are compared
+    again without measuring (the estimators may have changed since)."""
+    walls = []
     results_dir = Path(results_dir or lab.root / "results")
-    for tag in ("repeat-a", "repeat-b"):
+    if runs:
+        say(f"bench.repeatability: judging the stored runs {runs[0].name} and {runs[1].name} again")
+    runs = list(runs or [])
+    for tag in () if runs else ("repeat-a", "repeat-b"):
         t0 = time.monotonic()
         say(f"bench.repeatability: run {tag[-1].upper()} ...")
         o = run(lab, RunRequest(ciphers=ciphers, toolchains=toolchains, implementations=implementations,
@@ -106,8 +111,8 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
         runs.append(o.run_dir)
     a, b = results.load(runs[0]), results.load(runs[1])
     d = differences(a, b)
-    doc = {**header("repeatability"), "runs": [str(r.relative_to(results_dir.parent)) for r in runs],
-           "wall_seconds": [round(w, 1) for w in walls], "options": {"ciphers": ciphers, "toolchains": toolchains,
+    doc = {**header("repeatability"), "runs": [_shown(r, results_dir.parent) for r in runs],
+           "wall_seconds": [round(w, 1) for w in walls] or None, "options": {"ciphers": ciphers, "toolchains": toolchains,
                                                                      "implementations": implementations,
                                                                      "profile": profile or "quick"},
            "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
@@ -116,6 +121,14 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
     say(format_summary(doc))
     store(lab.root, doc, "repeatability", out, say)
     return doc
+
+
+def _shown(run_dir: Path, root: Path) -> str:
+    """A run folder relative to the checkout (no machine paths in stored JSON), else as given."""
+    try:
+        return str(run_dir.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(run_dir)
 
 
 def gauge_summary(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
@@ -147,8 +160,9 @@ def format_gauge(doc: dict) -> list[str]:
 
 
 def format_summary(doc: dict) -> str:
-    lines = [f"two runs of the same matrix, back to back: {doc['wall_seconds'][0]:.0f} s and "
-             f"{doc['wall_seconds'][1]:.0f} s ({doc['runs'][0]}, {doc['runs'][1]})", "",
+    w = doc["wall_seconds"]
+    lines = [(f"two runs of the same matrix, back to back: {w[0]:.0f} s and {w[1]:.0f} s" if w else
+              "two stored runs judged again") + f" ({doc['runs'][0]}, {doc['runs'][1]})", "",
              f"{'quantity':<22} {'n':>5} {'p50':>7} {'p90':>7} {'max':>7}   worst"]
     for kind, s in doc["headline"].items():
         w = s["worst"]
