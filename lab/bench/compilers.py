@@ -45,7 +45,7 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
     elif search:
         doc.update(search_bench(lab, space, ciphers, jobs, say))
     if preset:
-        doc["preset"] = preset_bench(lab, say)
+        doc["preset"] = preset_bench(lab, say, jobs=jobs)
     store(lab.root, doc, "compilers", out, say)
     return doc
 
@@ -152,9 +152,10 @@ def summarise(lab: Lab, space: str, ciphers: list[str], searches: list[dict], sa
     return doc
 
 
-def preset_bench(lab: Lab, say=print) -> dict:
+def preset_bench(lab: Lab, say=print, jobs: int | None = None) -> dict:
     """The compilers preset (matrix-compilers.yaml) from an empty build folder (cold: every build and known-answer
-    gate; the images already built) and again (warm: builds current, verdicts remembered, measuring repeated)."""
+    gate; the images already built) and again (warm: builds current, verdicts remembered, measuring repeated), with
+    `jobs` builds and gates at a time (--jobs; the core count when not given, as every run)."""
     import json
 
     from ..run import RunRequest, run
@@ -165,13 +166,13 @@ def preset_bench(lab: Lab, say=print) -> dict:
     for kind in ("cold", "warm"):
         load = os.getloadavg()[0]
         t0 = time.monotonic()
-        o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers", jobs=2,
+        o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers", jobs=jobs,
                                 results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
         meta = json.loads((o.run_dir / "run.json").read_text())
         counts = {str(k): n for k, n in o.counts.items()}  # Status names, as the run's summary line prints them
         times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": counts, "run": o.run_dir.name,
                        "stage_seconds": meta.get("stage_seconds", {}), "load_before": round(load, 2),
-                       "load_after": round(os.getloadavg()[0], 2)}
+                       "load_after": round(os.getloadavg()[0], 2), "jobs": jobs or os.cpu_count()}
         say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {counts} "
             f"{times[kind]['stage_seconds']}; load average {load:.1f} before")
     return times
