@@ -85,10 +85,16 @@ public final class DesCore {
         }
     }
 
+    /**
+     * f(R, K) on the rotated half.  The eight lookups are XORed as a balanced tree, not left to right: javac and
+     * C2 keep the order written, and a left-to-right chain puts eight dependent XORs after the loads on the
+     * round's critical path, a tree three.  DES is latency-bound (each round waits for the one before: one block
+     * per call, and the 1024-block calls nearly so: the tree gains as much there), so its latency is its cost.
+     */
     private static int f(int r, int k0, int k1) {
         int t = Integer.rotateRight(r, 4) ^ k0, u = r ^ k1;
-        return SP0[(t >>> 24) & 63] ^ SP2[(t >>> 16) & 63] ^ SP4[(t >>> 8) & 63] ^ SP6[t & 63]
-                ^ SP1[(u >>> 24) & 63] ^ SP3[(u >>> 16) & 63] ^ SP5[(u >>> 8) & 63] ^ SP7[u & 63];
+        return ((SP0[(t >>> 24) & 63] ^ SP2[(t >>> 16) & 63]) ^ (SP4[(t >>> 8) & 63] ^ SP6[t & 63]))
+                ^ ((SP1[(u >>> 24) & 63] ^ SP3[(u >>> 16) & 63]) ^ (SP5[(u >>> 8) & 63] ^ SP7[u & 63]));
     }
 
     /** Sixteen rounds on rotated halves (l, r); returns the preoutput (R16, L16) packed as (high, low). */
