@@ -72,11 +72,12 @@ static inline uint64_t cl_des64_sp(uint64_t t)
 #define CL_DES64_ROUND(t, x, knext)                                                         \
     do {                                                                                    \
         uint64_t e_ = cl_des_sp64[0][(t) & 0xff] | cl_des_sp64[1][((t) >> 8) & 0xff];       \
-        uint64_t p_ = (cl_des_sp64[2][((t) >> 16) & 0xff] | cl_des_sp64[3][((t) >> 24) & 0xff]) + \
-                      (cl_des_sp64[4][((t) >> 32) & 0xff] | cl_des_sp64[5][((t) >> 40) & 0xff]);  \
         uint64_t q_ = cl_des_sp64[6][((t) >> 48) & 0xff] + e_;                              \
         uint64_t xk_ = ((x) ^ (knext)) ^ cl_des_sp64[7][(t) >> 56];                         \
-        (t) = (xk_ ^ q_) ^ p_;                                                              \
+        uint64_t xq_ = xk_ ^ q_;                                                            \
+        uint64_t p_ = (cl_des_sp64[2][((t) >> 16) & 0xff] | cl_des_sp64[3][((t) >> 24) & 0xff]) + \
+                      (cl_des_sp64[4][((t) >> 32) & 0xff] | cl_des_sp64[5][((t) >> 40) & 0xff]);  \
+        (t) = xq_ ^ p_;                                                                     \
         (x) = (t) ^ (knext);                                                                \
     } while (0)
 #define CL_DES64_ROUND_PAIR(t, l, r, k, i)                                      \
@@ -119,22 +120,78 @@ static inline uint64_t cl_des64_sp(uint64_t t)
         (r1) ^= cl_des64_sp(t1);                                                \
     } while (0)
 
+/* IP and IP^-1 by multiplication.  IP is a transpose: with the block loaded
+ * little-endian (byte k in bits 8k..8k+7), the byte j of L (j = 3 the most
+ * significant) is bit 2j of the eight bytes and the byte j of R bit 2j + 1,
+ * byte 7's bit first.  One multiplication gathers a column: the bits p of the
+ * eight bytes, moved to bit 0 of each byte, times 0x0102040810204080 land side
+ * by side in the product's top byte (bit k = byte k's bit), the partial
+ * products never overlapping there.  The eight columns are independent, so IP
+ * is a mask, a multiplication and a shift deep (cl_des_ip's five bit swaps are
+ * a chain, about 20 cycles on the one-block path, where nothing else runs);
+ * IP^-1 spreads each byte back the same way (cl_des64_spread).  gen_tables.py
+ * checks both against the IP table. */
+/* Bit k of the byte g to bit p of byte k: g copied to every byte, byte k keeps
+ * its bit k (0x8040201008040201), adding 0x7f carries a set bit into bit 7 of
+ * its byte, and a shift moves bit 7 to bit p. */
+static inline uint64_t cl_des64_spread(uint32_t g, unsigned p)
+{
+    uint64_t s = ((uint64_t)g * 0x0101010101010101ull) & 0x8040201008040201ull;
+    return ((s + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> (7 - p);
+}
+
+/* Column p of x in the top byte of the product (bit 56 + k = bit p of byte k). */
+static inline uint64_t cl_des64_column(uint64_t x, unsigned p)
+{
+    return ((x >> p) & 0x0101010101010101ull) * 0x0102040810204080ull;
+}
+
+/* X(rotl(H, 1)) for the half H whose bytes 3, 2, 1, 0 are the columns in the
+ * top bytes of c3, c2, c1, c0, put together from the columns: the low word
+ * rotl(H, 1) has them at bit 8j + 1 (c3's top bit wrapping to bit 0), the high
+ * word rotr(rotl(H, 1), 4) = rotr(H, 3) at bit 8j - 3 (c0's low three bits
+ * wrapping to the top), every piece masked to the six bits a byte of X keeps.
+ * Assembling H and calling cl_des64_expand costs three levels more (rotation,
+ * shift, OR), and clang made that rotation a shld of two of the pieces (three
+ * cycles). */
+static inline uint64_t cl_des64_expanded_half(uint64_t c3, uint64_t c2, uint64_t c1, uint64_t c0)
+{
+    const uint32_t m = 0x3f3f3f3fu;
+    uint32_t lo = (((uint32_t)(c3 >> 31) & (0xfe000000u & m)) | ((uint32_t)(c2 >> 39) & (0x01fe0000u & m))) |
+                  (((uint32_t)(c1 >> 47) & (0x0001fe00u & m)) | ((uint32_t)(c0 >> 55) & (0x000001feu & m))) |
+                  (uint32_t)(c3 >> 63);
+    uint32_t hi = (((uint32_t)(c3 >> 35) & (0x1fe00000u & m)) | ((uint32_t)(c2 >> 43) & (0x001fe000u & m))) |
+                  (((uint32_t)(c1 >> 51) & (0x00001fe0u & m)) | (uint32_t)(c0 >> 59)) |
+                  ((uint32_t)(c0 >> 27) & (0xe0000000u & m));
+    return (uint64_t)hi << 32 | lo;
+}
+
 /* Load 8 bytes, IP, expand: (l, r) = (X(rotl(L0,1)), X(rotl(R0,1))). */
 static inline void cl_des64_load(const uint8_t *in, uint64_t *lp, uint64_t *rp)
 {
-    uint32_t l = cl_load32_be(in), r = cl_load32_be(in + 4);
-    cl_des_ip(&l, &r);
-    *lp = cl_des64_expand(l);
-    *rp = cl_des64_expand(r);
+    uint64_t x = cl_load64_le(in);
+    *lp = cl_des64_expanded_half(cl_des64_column(x, 6), cl_des64_column(x, 4), cl_des64_column(x, 2),
+                                 cl_des64_column(x, 0));
+    *rp = cl_des64_expanded_half(cl_des64_column(x, 7), cl_des64_column(x, 5), cl_des64_column(x, 3),
+                                 cl_des64_column(x, 1));
+}
+
+/* rotr(cl_des64_compress(x), 1), the rotation folded into the masks (clang
+ * made the separate rotation a shrd, three cycles). */
+static inline uint32_t cl_des64_compress_rotr1(uint64_t x)
+{
+    return (cl_rotr32((uint32_t)x, 1) & 0x9f9f9f9fu) | (cl_rotl32((uint32_t)(x >> 32), 3) & 0x60606060u);
 }
 
 /* The preoutput halves (r, l) -> IP^-1 -> 8 bytes. */
 static inline void cl_des64_store(uint8_t *out, uint64_t r, uint64_t l)
 {
-    uint32_t a = cl_des64_compress(r), b = cl_des64_compress(l);
-    cl_des_fp(&a, &b);
-    cl_store32_be(out, a);
-    cl_store32_be(out + 4, b);
+    uint32_t a = cl_des64_compress_rotr1(r), b = cl_des64_compress_rotr1(l);
+    uint64_t y = (cl_des64_spread(a >> 24, 6) | cl_des64_spread((a >> 16) & 0xff, 4)) |
+                 (cl_des64_spread((a >> 8) & 0xff, 2) | cl_des64_spread(a & 0xff, 0)) |
+                 (cl_des64_spread(b >> 24, 7) | cl_des64_spread((b >> 16) & 0xff, 5)) |
+                 (cl_des64_spread((b >> 8) & 0xff, 3) | cl_des64_spread(b & 0xff, 1));
+    cl_store64_le(out, y);
 }
 
 #endif
