@@ -120,26 +120,17 @@ static inline uint64_t cl_des64_sp(uint64_t t)
         (r1) ^= cl_des64_sp(t1);                                                \
     } while (0)
 
-/* IP and IP^-1 by multiplication.  IP is a transpose: with the block loaded
+/* IP by multiplication.  IP is a transpose: with the block loaded
  * little-endian (byte k in bits 8k..8k+7), the byte j of L (j = 3 the most
  * significant) is bit 2j of the eight bytes and the byte j of R bit 2j + 1,
- * byte 7's bit first.  One multiplication gathers a column: the bits p of the
- * eight bytes, moved to bit 0 of each byte, times 0x0102040810204080 land side
- * by side in the product's top byte (bit k = byte k's bit), the partial
- * products never overlapping there.  The eight columns are independent, so IP
- * is a mask, a multiplication and a shift deep (cl_des_ip's five bit swaps are
- * a chain, about 20 cycles on the one-block path, where nothing else runs);
- * IP^-1 spreads each byte back the same way (cl_des64_spread).  gen_tables.py
- * checks both against the IP table. */
-/* Bit k of the byte g to bit p of byte k: g copied to every byte, byte k keeps
- * its bit k (0x8040201008040201), adding 0x7f carries a set bit into bit 7 of
- * its byte, and a shift moves bit 7 to bit p. */
-static inline uint64_t cl_des64_spread(uint32_t g, unsigned p)
-{
-    uint64_t s = ((uint64_t)g * 0x0101010101010101ull) & 0x8040201008040201ull;
-    return ((s + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> (7 - p);
-}
-
+ * byte 7's bit first.  One multiplication gathers such a column: the bits p of
+ * the eight bytes, moved to bit 0 of each byte, times 0x0102040810204080 land
+ * side by side in the product's top byte (bit 56 + k = byte k's bit; no two
+ * partial products meet there, so nothing carries into it).  The eight columns
+ * are independent, so IP is a shift, a mask and a multiplication deep, then
+ * the pieces of the expanded halves.  cl_des_ip's bit swaps are one chain of
+ * about 25 cycles, and on the one-block path nothing runs beside it.
+ * gen_tables.py checks this against the IP table. */
 /* Column p of x in the top byte of the product (bit 56 + k = bit p of byte k). */
 static inline uint64_t cl_des64_column(uint64_t x, unsigned p)
 {
@@ -176,22 +167,16 @@ static inline void cl_des64_load(const uint8_t *in, uint64_t *lp, uint64_t *rp)
                                  cl_des64_column(x, 1));
 }
 
-/* rotr(cl_des64_compress(x), 1), the rotation folded into the masks (clang
- * made the separate rotation a shrd, three cycles). */
-static inline uint32_t cl_des64_compress_rotr1(uint64_t x)
-{
-    return (cl_rotr32((uint32_t)x, 1) & 0x9f9f9f9fu) | (cl_rotl32((uint32_t)(x >> 32), 3) & 0x60606060u);
-}
-
-/* The preoutput halves (r, l) -> IP^-1 -> 8 bytes. */
+/* The preoutput halves (r, l) -> IP^-1 -> 8 bytes.  IP^-1 stays the bit swaps
+ * of des_core.h: spreading the columns back by multiplication (the inverse of
+ * the gathers above) measured no faster with gcc and slower with clang, which
+ * split the 64-bit store of the two-block loop into bytes. */
 static inline void cl_des64_store(uint8_t *out, uint64_t r, uint64_t l)
 {
-    uint32_t a = cl_des64_compress_rotr1(r), b = cl_des64_compress_rotr1(l);
-    uint64_t y = (cl_des64_spread(a >> 24, 6) | cl_des64_spread((a >> 16) & 0xff, 4)) |
-                 (cl_des64_spread((a >> 8) & 0xff, 2) | cl_des64_spread(a & 0xff, 0)) |
-                 (cl_des64_spread(b >> 24, 7) | cl_des64_spread((b >> 16) & 0xff, 5)) |
-                 (cl_des64_spread((b >> 8) & 0xff, 3) | cl_des64_spread(b & 0xff, 1));
-    cl_store64_le(out, y);
+    uint32_t a = cl_des64_compress(r), b = cl_des64_compress(l);
+    cl_des_fp(&a, &b);
+    cl_store32_be(out, a);
+    cl_store32_be(out + 4, b);
 }
 
 #endif

@@ -197,10 +197,11 @@ def des_sp64(block, key):
     l, r = ip64_load(block)
     for ko, ke in subkeys_fast(key):
         l, r = r, l ^ f64(r, (ko << 32) | ke)
-    return fp64_store(r, l)
+    l, r = fp_swaps(compress64(r), compress64(l))
+    return (l << 32) | r
 
 
-# IP and IP^-1 of des_sp64.h (cl_des64_load / cl_des64_store), by multiplication, with C's 64-bit wrap-around.
+# IP of des_sp64.h (cl_des64_load), by multiplication, with C's 64-bit wrap-around.
 # The block as C loads it, little-endian: byte k (the k-th of the 8 bytes, FIPS bits 8k+1..8k+8) in bits 8k..8k+7.
 def bytes_le(block):
     return int.from_bytes(block.to_bytes(8, "big"), "little")
@@ -225,25 +226,6 @@ def ip64_load(block):
     x = bytes_le(block)
     c = [column64(x, p) for p in range(8)]
     return expanded_half64(c[6], c[4], c[2], c[0]), expanded_half64(c[7], c[5], c[3], c[1])
-
-
-def spread64(g, p):
-    """cl_des64_spread: bit k of the byte g to bit p of byte k."""
-    s = ((g * 0x0101010101010101) & M64) & 0x8040201008040201
-    return (((s + 0x7F7F7F7F7F7F7F7F) & M64) & 0x8080808080808080) >> (7 - p)
-
-
-def compress_rotr1_64(x):
-    """cl_des64_compress_rotr1 = rotr(compress64(x), 1)."""
-    return (rotr32(x & M32, 1) & 0x9F9F9F9F) | (rotl32((x >> 32) & M32, 3) & 0x60606060)
-
-
-def fp64_store(r, l):
-    a, b = compress_rotr1_64(r), compress_rotr1_64(l)
-    y = 0
-    for j, (pa, pb) in enumerate([(0, 1), (2, 3), (4, 5), (6, 7)]):  # byte j of a is column pa, of b column pb
-        y |= spread64((a >> (8 * j)) & 0xFF, pa) | spread64((b >> (8 * j)) & 0xFF, pb)
-    return int.from_bytes(y.to_bytes(8, "little"), "big")
 
 
 # The initial permutation as a sequence of "delta swaps" between the two halves
@@ -380,10 +362,8 @@ def check():
         l, r = ip_swaps(x >> 32, x & M32)
         assert (l, r) == (rotl32(y >> 32, 1), rotl32(y & M32, 1)), "IP swap sequence"
         assert fp_swaps(l, r) == (x >> 32, x & M32)
-        # des_sp64.h's IP and IP^-1 by multiplication: the same halves, expanded, and back to the block
-        xl, xr = ip64_load(x)
-        assert (xl, xr) == (expand64(rotl32(y >> 32, 1)), expand64(rotl32(y & M32, 1))), "IP by multiplication"
-        assert fp64_store(xl, xr) == x, "IP^-1 by multiplication"
+        # des_sp64.h's IP by multiplication: the same halves, expanded
+        assert ip64_load(x) == (expand64(rotl32(y >> 32, 1)), expand64(rotl32(y & M32, 1))), "IP by multiplication"
     for _ in range(300):
         key = rnd.getrandbits(64)
         assert [split_key(k) for k in subkeys(key)] == subkeys_fast(key), "key schedule"
