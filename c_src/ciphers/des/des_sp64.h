@@ -68,7 +68,9 @@ static inline uint64_t cl_des64_sp(uint64_t t)
  * x ^ K_next does not wait for the loads; bytes 0, 1 and 7 of t take one
  * instruction to extract and their loads come back a cycle before the other
  * five, so they are combined first (e, and f7 with x ^ K_next), and the last
- * five loads are one OR/+ level and two XORs from the next round's t. */
+ * loads (p_) are an OR, a + and one XOR from the next round's t.  xq_ is
+ * written before p_: with p_ defined first, gcc grouped the XORs as
+ * (p_ ^ xk_) ^ q_, one level more after the late loads. */
 #define CL_DES64_ROUND(t, x, knext)                                                         \
     do {                                                                                    \
         uint64_t e_ = cl_des_sp64[0][(t) & 0xff] | cl_des_sp64[1][((t) >> 8) & 0xff];       \
