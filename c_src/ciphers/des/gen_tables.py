@@ -194,12 +194,38 @@ def f64(x, k64):
 
 
 def des_sp64(block, key):
-    l, r = ip_swaps(block >> 32, block & M32)
-    l, r = expand64(l), expand64(r)
+    l, r = ip64_load(block)
     for ko, ke in subkeys_fast(key):
         l, r = r, l ^ f64(r, (ko << 32) | ke)
     l, r = fp_swaps(compress64(r), compress64(l))
     return (l << 32) | r
+
+
+# IP of des_sp64.h (cl_des64_load), by multiplication, with C's 64-bit wrap-around.
+# The block as C loads it, little-endian: byte k (the k-th of the 8 bytes, FIPS bits 8k+1..8k+8) in bits 8k..8k+7.
+def bytes_le(block):
+    return int.from_bytes(block.to_bytes(8, "big"), "little")
+
+
+def column64(x, p):
+    """cl_des64_column: bit p of the eight bytes in the product's top byte (bit 56 + k = byte k's bit)."""
+    return (((x >> p) & 0x0101010101010101) * 0x0102040810204080) & M64
+
+
+def expanded_half64(c3, c2, c1, c0):
+    """cl_des64_expanded_half: X(rotl(H, 1)) put together from the columns of H's bytes 3..0."""
+    m = 0x3F3F3F3F
+    lo = ((c3 >> 31) & 0xFE000000 & m) | ((c2 >> 39) & 0x01FE0000 & m) | ((c1 >> 47) & 0x0001FE00 & m) | \
+        ((c0 >> 55) & 0x000001FE & m) | (c3 >> 63)
+    hi = ((c3 >> 35) & 0x1FE00000 & m) | ((c2 >> 43) & 0x001FE000 & m) | ((c1 >> 51) & 0x00001FE0 & m) | \
+        ((c0 >> 59) & M32) | ((c0 >> 27) & 0xE0000000 & m)
+    return (hi << 32) | lo
+
+
+def ip64_load(block):
+    x = bytes_le(block)
+    c = [column64(x, p) for p in range(8)]
+    return expanded_half64(c[6], c[4], c[2], c[0]), expanded_half64(c[7], c[5], c[3], c[1])
 
 
 # The initial permutation as a sequence of "delta swaps" between the two halves
@@ -336,6 +362,8 @@ def check():
         l, r = ip_swaps(x >> 32, x & M32)
         assert (l, r) == (rotl32(y >> 32, 1), rotl32(y & M32, 1)), "IP swap sequence"
         assert fp_swaps(l, r) == (x >> 32, x & M32)
+        # des_sp64.h's IP by multiplication: the same halves, expanded
+        assert ip64_load(x) == (expand64(rotl32(y >> 32, 1)), expand64(rotl32(y & M32, 1))), "IP by multiplication"
     for _ in range(300):
         key = rnd.getrandbits(64)
         assert [split_key(k) for k in subkeys(key)] == subkeys_fast(key), "key schedule"
