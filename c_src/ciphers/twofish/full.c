@@ -53,24 +53,58 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
     return CL_OK;
 }
 
-/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2), for the rounds of twofish_core.h. */
-#define G0(x) (S0[CL_BYTE(x, 0)] ^ S1[CL_BYTE(x, 1)] ^ S2[CL_BYTE(x, 2)] ^ S3[CL_BYTE(x, 3)])
-#define G1(x) (S0[CL_BYTE(x, 3)] ^ S1[CL_BYTE(x, 0)] ^ S2[CL_BYTE(x, 1)] ^ S3[CL_BYTE(x, 2)])
+/* Byte n of a word as an unsigned table index (not CL_BYTE's uint8_t, which
+ * gcc widened again before addressing). */
+#define TF_B0(x) ((x) & 0xffu)
+#define TF_B1(x) (((x) >> 8) & 0xffu)
+#define TF_B2(x) (((x) >> 16) & 0xffu)
+#define TF_B3(x) ((x) >> 24)
+
+/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2).  The four lookups are xored as a
+ * tree, two pairs then the pairs: after the last load lands the word is two
+ * xors away, not three as in a left-to-right chain (a one-block call is a
+ * chain of 32 of these, so each round's latency is what it costs).  S is
+ * the [4][256] table of the key schedule, one base register for all four. */
+#define G0(x) ((S[0][TF_B0(x)] ^ S[1][TF_B1(x)]) ^ (S[2][TF_B2(x)] ^ S[3][TF_B3(x)]))
+#define G1(x) ((S[0][TF_B3(x)] ^ S[1][TF_B0(x)]) ^ (S[2][TF_B1(x)] ^ S[3][TF_B2(x)]))
 
 /* One round on block (a, b, c, d) with subkeys K[k], K[k+1]: encryption updates (c, d) from (a, b),
  * decryption undoes it.  The two-block loops below run two blocks' rounds side by side: a round waits
- * for its four loads and the other block's round fills that wait. */
+ * for its four loads and the other block's round fills that wait.
+ * Each round is a chain (its output words are the next round's indices), and a one-block call waits for
+ * all 16 of them, so the sums are ordered for latency: in encryption c, the input of u0 in the next
+ * round, leaves a round one operation (the rotation) after d, the input of u1; so u1 is ready first and
+ * u1 + K, 2 * u1 + K are formed while u0's loads are still under way, leaving one addition after u0.
+ * clang orders a sum by where its terms are defined, hence k0, k1 first and u1 before u0 in encryption
+ * (decryption is the other way round); gcc 12 reassociates it back into (u0 + u1) + K whatever the
+ * order, so TF_EARLY hides the early partial sum from its reassociation (an empty asm statement, no
+ * instruction). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TF_EARLY(v) __asm__("" : "+r"(v))
+#else
+#define TF_EARLY(v) ((void)0)
+#endif
 #define ENC_R(a, b, c, d, k)                                              \
     do {                                                                  \
-        uint32_t u0 = G0(a), u1 = G1(b);                                  \
-        c = cl_rotr32(c ^ (u0 + u1 + K[k]), 1);                           \
-        d = cl_rotl32(d, 1) ^ (u0 + 2 * u1 + K[(k) + 1]);                 \
+        uint32_t k0 = K[k], k1 = K[(k) + 1];                              \
+        uint32_t u1 = G1(b);                                              \
+        uint32_t u0 = G0(a);                                              \
+        uint32_t v0 = k0 + u1, v1 = k1 + 2 * u1;                          \
+        TF_EARLY(v0);                                                     \
+        TF_EARLY(v1);                                                     \
+        c = cl_rotr32(c ^ (v0 + u0), 1);                                  \
+        d = cl_rotl32(d, 1) ^ (v1 + u0);                                  \
     } while (0)
 #define DEC_R(a, b, c, d, k)                                              \
     do {                                                                  \
-        uint32_t u0 = G0(a), u1 = G1(b);                                  \
-        c = cl_rotl32(c, 1) ^ (u0 + u1 + K[k]);                           \
-        d = cl_rotr32(d ^ (u0 + 2 * u1 + K[(k) + 1]), 1);                 \
+        uint32_t k0 = K[k], k1 = K[(k) + 1];                              \
+        uint32_t u0 = G0(a);                                              \
+        uint32_t u1 = G1(b);                                              \
+        uint32_t v0 = k0 + u0, v1 = k1 + u0;                              \
+        TF_EARLY(v0);                                                     \
+        TF_EARLY(v1);                                                     \
+        c = cl_rotl32(c, 1) ^ (v0 + u1);                                  \
+        d = cl_rotr32(d ^ (v1 + 2 * u1), 1);                              \
     } while (0)
 #define ENC2_X2(r)                                                        \
     do {                                                                  \
@@ -82,11 +116,22 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
         DEC_R(a2, a3, a0, a1, 4 * (r) + 10); DEC_R(b2, b3, b0, b1, 4 * (r) + 10); \
         DEC_R(a0, a1, a2, a3, 4 * (r) + 8); DEC_R(b0, b1, b2, b3, 4 * (r) + 8);   \
     } while (0)
+/* Rounds 2r and 2r+1 of one block (x0..x3) without the swap, as CL_TWOFISH_ENC2/DEC2 of twofish_core.h. */
+#define ENC_X2(r)                                                         \
+    do {                                                                  \
+        ENC_R(x0, x1, x2, x3, 4 * (r) + 8);                               \
+        ENC_R(x2, x3, x0, x1, 4 * (r) + 10);                              \
+    } while (0)
+#define DEC_X2(r)                                                         \
+    do {                                                                  \
+        DEC_R(x2, x3, x0, x1, 4 * (r) + 10);                              \
+        DEC_R(x0, x1, x2, x3, 4 * (r) + 8);                               \
+    } while (0)
 
 static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
 {
     const twofish_full_ks *ks = (const twofish_full_ks *)vks;
-    const uint32_t *S0 = ks->S[0], *S1 = ks->S[1], *S2 = ks->S[2], *S3 = ks->S[3];
+    const uint32_t(*S)[256] = ks->S;
     const uint32_t *K = ks->K;
     for (; n >= 2; n -= 2, in += 32, out += 32) {
         uint32_t a0 = cl_load32_le(in) ^ K[0], b0 = cl_load32_le(in + 16) ^ K[0];
@@ -109,9 +154,8 @@ static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *ou
         uint32_t x1 = cl_load32_le(in + 4) ^ K[1];
         uint32_t x2 = cl_load32_le(in + 8) ^ K[2];
         uint32_t x3 = cl_load32_le(in + 12) ^ K[3];
-        uint32_t t0, t1;
-        CL_TWOFISH_ENC2(0); CL_TWOFISH_ENC2(1); CL_TWOFISH_ENC2(2); CL_TWOFISH_ENC2(3);
-        CL_TWOFISH_ENC2(4); CL_TWOFISH_ENC2(5); CL_TWOFISH_ENC2(6); CL_TWOFISH_ENC2(7);
+        ENC_X2(0); ENC_X2(1); ENC_X2(2); ENC_X2(3);
+        ENC_X2(4); ENC_X2(5); ENC_X2(6); ENC_X2(7);
         /* the last swap is undone: C = (R2, R3, R0, R1) ^ K4..K7 */
         cl_store32_le(out, x2 ^ K[4]);
         cl_store32_le(out + 4, x3 ^ K[5]);
@@ -123,7 +167,7 @@ static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *ou
 static void twofish_full_decrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
 {
     const twofish_full_ks *ks = (const twofish_full_ks *)vks;
-    const uint32_t *S0 = ks->S[0], *S1 = ks->S[1], *S2 = ks->S[2], *S3 = ks->S[3];
+    const uint32_t(*S)[256] = ks->S;
     const uint32_t *K = ks->K;
     for (; n >= 2; n -= 2, in += 32, out += 32) {
         uint32_t a2 = cl_load32_le(in) ^ K[4], b2 = cl_load32_le(in + 16) ^ K[4];
@@ -146,9 +190,8 @@ static void twofish_full_decrypt(const void *vks, const uint8_t *in, uint8_t *ou
         uint32_t x3 = cl_load32_le(in + 4) ^ K[5];
         uint32_t x0 = cl_load32_le(in + 8) ^ K[6];
         uint32_t x1 = cl_load32_le(in + 12) ^ K[7];
-        uint32_t t0, t1;
-        CL_TWOFISH_DEC2(7); CL_TWOFISH_DEC2(6); CL_TWOFISH_DEC2(5); CL_TWOFISH_DEC2(4);
-        CL_TWOFISH_DEC2(3); CL_TWOFISH_DEC2(2); CL_TWOFISH_DEC2(1); CL_TWOFISH_DEC2(0);
+        DEC_X2(7); DEC_X2(6); DEC_X2(5); DEC_X2(4);
+        DEC_X2(3); DEC_X2(2); DEC_X2(1); DEC_X2(0);
         cl_store32_le(out, x0 ^ K[0]);
         cl_store32_le(out + 4, x1 ^ K[1]);
         cl_store32_le(out + 8, x2 ^ K[2]);
