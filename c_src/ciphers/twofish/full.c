@@ -60,11 +60,10 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
 #define TF_B2(x) (((x) >> 16) & 0xffu)
 #define TF_B3(x) ((x) >> 24)
 
-/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2).  The four lookups are xored as a
- * tree, two pairs then the pairs: after the last load lands the word is two
- * xors away, not three as in a left-to-right chain (a one-block call is a
- * chain of 32 of these, so each round's latency is what it costs).  S is
- * the [4][256] table of the key schedule, one base register for all four. */
+/* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2).  S is the [4][256] table of the key
+ * schedule, addressed from one base register.  (Written as two pairs; gcc and
+ * clang turn the four xors back into a chain of their own order either way,
+ * with the shift-and-mask byte 2 last, which is as short.) */
 #define G0(x) ((S[0][TF_B0(x)] ^ S[1][TF_B1(x)]) ^ (S[2][TF_B2(x)] ^ S[3][TF_B3(x)]))
 #define G1(x) ((S[0][TF_B3(x)] ^ S[1][TF_B0(x)]) ^ (S[2][TF_B1(x)] ^ S[3][TF_B2(x)]))
 
