@@ -667,8 +667,8 @@ static int rj_set_decrypt_key(void *ks_, const uint8_t *key, unsigned key_bits)
 #endif
 #define RJ_ECOL(out, a0, a1, a2, a3, kw)                                                          \
     do {                                                                                          \
-        uint32_t p_ = (kw) ^ rj_te[0][RJ_B3(a0)];                                                  \
-        uint32_t q_ = rj_te[2][RJ_B1(a2)] ^ rj_te[3][RJ_B0(a3)];                                   \
+        size_t p_ = (kw) ^ rj_te[0][RJ_B3(a0)];                                                    \
+        size_t q_ = rj_te[2][RJ_B1(a2)] ^ rj_te[3][RJ_B0(a3)];                                     \
         RJ_KEEP(p_);                                                                              \
         RJ_KEEP(q_);                                                                              \
         out = (p_ ^ q_) ^ rj_te[1][RJ_B2(a1)];                                                     \
@@ -744,7 +744,7 @@ static void rj_encrypt(const void *ks_, const uint8_t *in, uint8_t *out, size_t 
         rj_encrypt2(ks, in, out);
     for (; nblocks; nblocks--, in += 16, out += 16) {
         const uint32_t *rk = ks->rk;
-        uint32_t s0, s1, s2, s3, t0, t1, t2, t3;
+        size_t s0, s1, s2, s3, t0, t1, t2, t3;
         s0 = cl_load32_be(in) ^ rk[0];
         s1 = cl_load32_be(in + 4) ^ rk[1];
         s2 = cl_load32_be(in + 8) ^ rk[2];
