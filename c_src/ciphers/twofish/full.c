@@ -115,7 +115,9 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
         DEC_R(a2, a3, a0, a1, 4 * (r) + 10); DEC_R(b2, b3, b0, b1, 4 * (r) + 10); \
         DEC_R(a0, a1, a2, a3, 4 * (r) + 8); DEC_R(b0, b1, b2, b3, 4 * (r) + 8);   \
     } while (0)
-/* Rounds 2r and 2r+1 of one block (x0..x3) without the swap, as CL_TWOFISH_ENC2/DEC2 of twofish_core.h. */
+/* Rounds 2r and 2r+1 of one block (x0..x3) without the swap, as CL_TWOFISH_ENC2/DEC2 of twofish_core.h.
+ * The one-block loops hold x0..x3 as size_t (values below 2^32): as uint32_t, gcc 12 followed each
+ * movzbl of a high byte register (byte 1's index) with a mov of the register to itself. */
 #define ENC_X2(r)                                                         \
     do {                                                                  \
         ENC_R(x0, x1, x2, x3, 4 * (r) + 8);                               \
@@ -149,10 +151,10 @@ static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *ou
         cl_store32_le(out + 28, b1 ^ K[7]);
     }
     for (; n; n--, in += 16, out += 16) {
-        uint32_t x0 = cl_load32_le(in) ^ K[0];
-        uint32_t x1 = cl_load32_le(in + 4) ^ K[1];
-        uint32_t x2 = cl_load32_le(in + 8) ^ K[2];
-        uint32_t x3 = cl_load32_le(in + 12) ^ K[3];
+        size_t x0 = cl_load32_le(in) ^ K[0];
+        size_t x1 = cl_load32_le(in + 4) ^ K[1];
+        size_t x2 = cl_load32_le(in + 8) ^ K[2];
+        size_t x3 = cl_load32_le(in + 12) ^ K[3];
         ENC_X2(0); ENC_X2(1); ENC_X2(2); ENC_X2(3);
         ENC_X2(4); ENC_X2(5); ENC_X2(6); ENC_X2(7);
         /* the last swap is undone: C = (R2, R3, R0, R1) ^ K4..K7 */
@@ -185,10 +187,10 @@ static void twofish_full_decrypt(const void *vks, const uint8_t *in, uint8_t *ou
         cl_store32_le(out + 28, b3 ^ K[3]);
     }
     for (; n; n--, in += 16, out += 16) {
-        uint32_t x2 = cl_load32_le(in) ^ K[4];
-        uint32_t x3 = cl_load32_le(in + 4) ^ K[5];
-        uint32_t x0 = cl_load32_le(in + 8) ^ K[6];
-        uint32_t x1 = cl_load32_le(in + 12) ^ K[7];
+        size_t x2 = cl_load32_le(in) ^ K[4];
+        size_t x3 = cl_load32_le(in + 4) ^ K[5];
+        size_t x0 = cl_load32_le(in + 8) ^ K[6];
+        size_t x1 = cl_load32_le(in + 12) ^ K[7];
         DEC_X2(7); DEC_X2(6); DEC_X2(5); DEC_X2(4);
         DEC_X2(3); DEC_X2(2); DEC_X2(1); DEC_X2(0);
         cl_store32_le(out, x0 ^ K[0]);
