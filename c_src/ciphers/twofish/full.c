@@ -61,13 +61,28 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
 #define TF_B3(x) ((x) >> 24)
 
 /* g(X) and g(ROL(X, 8)) (Sec. 4.1-4.2).  S is the [4][256] table of the key
- * schedule, addressed from one base register.  (Written as two pairs; gcc and
- * clang turn the four xors back into a chain of their own order either way,
- * with the shift-and-mask byte 2 last, which is as short.) */
-#define G0(x) ((S[0][TF_B0(x)] ^ S[1][TF_B1(x)]) ^ (S[2][TF_B2(x)] ^ S[3][TF_B3(x)]))
-#define G1(x) ((S[0][TF_B3(x)] ^ S[1][TF_B0(x)]) ^ (S[2][TF_B1(x)] ^ S[3][TF_B2(x)]))
+ * schedule, addressed from one base register.  G0/G1 leave the order of the
+ * four xors to the compiler (a chain in either); G0P/G1P, for the one-block
+ * loops, where each round waits for the one before it, keep two pairs and
+ * xor the pairs (TF_KEEP, an empty asm statement, stops gcc and clang from
+ * rebuilding a chain; clang then computes the pairs as it loads). */
+#if defined(__GNUC__)
+#define TF_KEEP(v) __asm__("" : "+r"(v))
+#else
+#define TF_KEEP(v) ((void)0)
+#endif
+static inline uint32_t tf_pairs(uint32_t p, uint32_t q)
+{
+    TF_KEEP(p);
+    TF_KEEP(q);
+    return p ^ q;
+}
+#define G0(x) (S[0][TF_B0(x)] ^ S[1][TF_B1(x)] ^ S[2][TF_B2(x)] ^ S[3][TF_B3(x)])
+#define G1(x) (S[0][TF_B3(x)] ^ S[1][TF_B0(x)] ^ S[2][TF_B1(x)] ^ S[3][TF_B2(x)])
+#define G0P(x) tf_pairs(S[0][TF_B0(x)] ^ S[1][TF_B1(x)], S[2][TF_B2(x)] ^ S[3][TF_B3(x)])
+#define G1P(x) tf_pairs(S[0][TF_B3(x)] ^ S[1][TF_B0(x)], S[2][TF_B1(x)] ^ S[3][TF_B2(x)])
 
-/* One round on block (a, b, c, d) with subkeys K[k], K[k+1]: encryption updates (c, d) from (a, b),
+/* One round on block (a, b, c, d) with subkeys K[k], K[k+1] and g evaluated by GA, GB: encryption updates (c, d) from (a, b),
  * decryption undoes it.  The two-block loops below run two blocks' rounds side by side: a round waits
  * for its four loads and the other block's round fills that wait.
  * Each round is a chain (its output words are the next round's indices), and a one-block call waits for
@@ -83,28 +98,30 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
 #else
 #define TF_EARLY(v) ((void)0)
 #endif
-#define ENC_R(a, b, c, d, k)                                              \
+#define ENC_RG(a, b, c, d, k, GA, GB)                                    \
     do {                                                                  \
         uint32_t k0 = K[k], k1 = K[(k) + 1];                              \
-        uint32_t u1 = G1(b);                                              \
-        uint32_t u0 = G0(a);                                              \
+        uint32_t u1 = GB(b);                                              \
+        uint32_t u0 = GA(a);                                              \
         uint32_t v0 = k0 + u1, v1 = k1 + 2 * u1;                          \
         TF_EARLY(v0);                                                     \
         TF_EARLY(v1);                                                     \
         c = cl_rotr32(c ^ (v0 + u0), 1);                                  \
         d = cl_rotl32(d, 1) ^ (v1 + u0);                                  \
     } while (0)
-#define DEC_R(a, b, c, d, k)                                              \
+#define DEC_RG(a, b, c, d, k, GA, GB)                                    \
     do {                                                                  \
         uint32_t k0 = K[k], k1 = K[(k) + 1];                              \
-        uint32_t u0 = G0(a);                                              \
-        uint32_t u1 = G1(b);                                              \
+        uint32_t u0 = GA(a);                                              \
+        uint32_t u1 = GB(b);                                              \
         uint32_t v0 = k0 + u0, v1 = k1 + u0;                              \
         TF_EARLY(v0);                                                     \
         TF_EARLY(v1);                                                     \
         c = cl_rotl32(c, 1) ^ (v0 + u1);                                  \
         d = cl_rotr32(d ^ (v1 + 2 * u1), 1);                              \
     } while (0)
+#define ENC_R(a, b, c, d, k) ENC_RG(a, b, c, d, k, G0, G1)
+#define DEC_R(a, b, c, d, k) DEC_RG(a, b, c, d, k, G0, G1)
 #define ENC2_X2(r)                                                        \
     do {                                                                  \
         ENC_R(a0, a1, a2, a3, 4 * (r) + 8); ENC_R(b0, b1, b2, b3, 4 * (r) + 8);   \
@@ -120,13 +137,13 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
  * movzbl of a high byte register (byte 1's index) with a mov of the register to itself. */
 #define ENC_X2(r)                                                         \
     do {                                                                  \
-        ENC_R(x0, x1, x2, x3, 4 * (r) + 8);                               \
-        ENC_R(x2, x3, x0, x1, 4 * (r) + 10);                              \
+        ENC_RG(x0, x1, x2, x3, 4 * (r) + 8, G0P, G1P);                    \
+        ENC_RG(x2, x3, x0, x1, 4 * (r) + 10, G0P, G1P);                   \
     } while (0)
 #define DEC_X2(r)                                                         \
     do {                                                                  \
-        DEC_R(x2, x3, x0, x1, 4 * (r) + 10);                              \
-        DEC_R(x0, x1, x2, x3, 4 * (r) + 8);                               \
+        DEC_RG(x2, x3, x0, x1, 4 * (r) + 10, G0P, G1P);                   \
+        DEC_RG(x0, x1, x2, x3, 4 * (r) + 8, G0P, G1P);                    \
     } while (0)
 
 static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *out, size_t n)
