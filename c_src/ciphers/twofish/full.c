@@ -135,10 +135,26 @@ static inline uint32_t tf_pairs(uint32_t p, uint32_t q)
 /* Rounds 2r and 2r+1 of one block (x0..x3) without the swap, as CL_TWOFISH_ENC2/DEC2 of twofish_core.h.
  * The one-block loops hold x0..x3 as size_t (values below 2^32): as uint32_t, gcc 12 followed each
  * movzbl of a high byte register (byte 1's index) with a mov of the register to itself. */
+/* Encryption's one-block rounds also keep w, the word before the rotation of the c path (c = ROR(w, 1)):
+ * byte 2 of c, the one index that is a shift and a mask, is bits 17..24 of w, one shift from w instead
+ * of one after the rotation, so all four indices of the next g(X) are ready together (G0PW). */
+#define G0PW(x, w) tf_pairs(S[0][TF_B0(x)] ^ S[1][TF_B1(x)], S[2][((w) >> 17) & 0xffu] ^ S[3][TF_B3(x)])
+#define ENC_RW(a, wa, b, c, wc, d, k)                                     \
+    do {                                                                  \
+        uint32_t k0 = K[k], k1 = K[(k) + 1];                              \
+        uint32_t u1 = G1P(b);                                             \
+        uint32_t u0 = G0PW(a, wa);                                        \
+        uint32_t v0 = k0 + u1, v1 = k1 + 2 * u1;                          \
+        TF_EARLY(v0);                                                     \
+        TF_EARLY(v1);                                                     \
+        wc = c ^ (v0 + u0);                                               \
+        c = cl_rotr32(wc, 1);                                             \
+        d = cl_rotl32(d, 1) ^ (v1 + u0);                                  \
+    } while (0)
 #define ENC_X2(r)                                                         \
     do {                                                                  \
-        ENC_RG(x0, x1, x2, x3, 4 * (r) + 8, G0P, G1P);                    \
-        ENC_RG(x2, x3, x0, x1, 4 * (r) + 10, G0P, G1P);                   \
+        ENC_RW(x0, w0, x1, x2, w2, x3, 4 * (r) + 8);                      \
+        ENC_RW(x2, w2, x3, x0, w0, x1, 4 * (r) + 10);                     \
     } while (0)
 #define DEC_X2(r)                                                         \
     do {                                                                  \
@@ -172,6 +188,7 @@ static void twofish_full_encrypt(const void *vks, const uint8_t *in, uint8_t *ou
         size_t x1 = cl_load32_le(in + 4) ^ K[1];
         size_t x2 = cl_load32_le(in + 8) ^ K[2];
         size_t x3 = cl_load32_le(in + 12) ^ K[3];
+        size_t w0 = cl_rotl32((uint32_t)x0, 1), w2;
         ENC_X2(0); ENC_X2(1); ENC_X2(2); ENC_X2(3);
         ENC_X2(4); ENC_X2(5); ENC_X2(6); ENC_X2(7);
         /* the last swap is undone: C = (R2, R3, R0, R1) ^ K4..K7 */
