@@ -1,12 +1,13 @@
 """Real SSH hosts for tests: sshd in network namespaces of this machine, each with its own address.
 
-Each host is a namespace with a veth pair to the root namespace (10.231.N.1 here, 10.231.N.2 there) and a
-real OpenSSH server on 10.231.N.2:22 with its own host key, accepting one test key.  ``down()``/``up()`` cut
+Each host is a namespace with a veth pair to the root namespace (10.231.N.1 here, 10.231.N.2 there, N from a
+block no interface of this machine uses yet) and a real OpenSSH server on 10.231.N.2:22 with its own host key, accepting one test key.  ``down()``/``up()`` cut
 and restore its link (a machine that stops answering).  Needs root, iproute2 and openssh-server."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -47,6 +48,22 @@ def cleanup_stale() -> None:
             subprocess.run(["ip", "link", "del", name], capture_output=True)
 
 
+def free_subnets(n: int) -> int:
+    """The base B of n subnets 10.231.(B+1..B+n).0/24 that no interface here uses: two test sessions at once (CI
+    beside a developer's run) would otherwise put the same address on two veths, and ssh would reach the other
+    session's sshd (a host-key mismatch).  The search starts at a place of this process's own, so that two
+    sessions starting together do not pick the same block."""
+    out = subprocess.run(["ip", "-o", "-4", "addr"], capture_output=True, text=True).stdout
+    used = {int(m) for m in re.findall(r"inet 10\.231\.(\d+)\.", out)}
+    blocks = 250 // n
+    first = os.getpid() % blocks
+    for k in range(blocks):
+        base = ((first + k) % blocks) * n
+        if not used & set(range(base + 1, base + n + 1)):
+            return base
+    raise RuntimeError(f"no free block of {n} subnets under 10.231.0.0/16 (in use: {sorted(used)})")
+
+
 def sh(*argv: str) -> None:
     subprocess.run(list(argv), check=True, capture_output=True)
 
@@ -83,6 +100,7 @@ class Hosts:
         (tmp / "authorized_keys").chmod(0o600)
         Path("/run/sshd").mkdir(exist_ok=True)
         self.known_hosts = tmp / "known_hosts"
+        self.subnet_base = free_subnets(n)
         self.hosts_dir = tmp / "hosts"
         self.hosts_dir.mkdir()
         lines = []
@@ -101,7 +119,8 @@ class Hosts:
     def _start(self, i: int) -> str:
         ns = f"clns{os.getpid()}h{i}"
         veth, peer = f"clh{os.getpid()}{i}", f"clp{os.getpid()}{i}"
-        here, there = f"10.231.{i}.1", f"10.231.{i}.2"
+        net = self.subnet_base + i
+        here, there = f"10.231.{net}.1", f"10.231.{net}.2"
         sh("ip", "netns", "add", ns)
         sh("ip", "link", "add", veth, "type", "veth", "peer", "name", peer)
         sh("ip", "link", "set", peer, "netns", ns)
