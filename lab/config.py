@@ -37,6 +37,13 @@ __all__ = ["Lab", "Toolchain", "Impl", "Cipher", "PeerInfo", "Target", "Profile"
            "ConfigError", "export_schemas", "ROOT", "host_arch"]
 
 
+def shown(path: Path | str, root: Path) -> str:
+    """A path as stored records and messages name it: relative to `root` (the checkout) when it is inside, so that
+    no machine path lands in the repository; else as given."""
+    p, r = Path(path).resolve(), Path(root).resolve()
+    return str(p.relative_to(r)) if p.is_relative_to(r) else str(path)
+
+
 def host_arch() -> str:
     return platform.machine()
 

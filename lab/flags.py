@@ -48,7 +48,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .status import Status
-from . import __version__, plan, stats, system
+from . import __version__, config, plan, stats, system
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
@@ -482,15 +482,14 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
         say(summary_line(c))
     if write_profiles:
         for p in write_winner_profiles(lab, base, out, write_profiles):
-            say(f"profile written: {p.relative_to(lab.root) if p.is_relative_to(lab.root) else p}")
+            say(f"profile written: {shown(lab, p)}")
     say(f"flag search stored as run {run_dir.name} ({run_dir})")
     return out
 
 
 def shown(lab: Lab, path: Path | str) -> str:
     """A space file as the records name it: relative to the checkout when it is inside (no machine paths)."""
-    p = Path(path).resolve()
-    return str(p.relative_to(lab.root)) if p.is_relative_to(lab.root) else str(path)
+    return config.shown(path, lab.root)
 
 
 def summary_line(c: CellSearch) -> str:

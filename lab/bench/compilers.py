@@ -172,7 +172,7 @@ def preset_bench(lab: Lab, say=print, jobs: int | None = None) -> dict:
         counts = {str(k): n for k, n in o.counts.items()}  # Status names, as the run's summary line prints them
         times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": counts, "run": o.run_dir.name,
                        "stage_seconds": meta.get("stage_seconds", {}), "load_before": round(load, 2),
-                       "load_after": round(os.getloadavg()[0], 2), "jobs": jobs or os.cpu_count()}
+                       "load_after": round(os.getloadavg()[0], 2), "jobs": meta["options"]["jobs"]}
         say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {counts} "
             f"{times[kind]['stage_seconds']}; load average {load:.1f} before")
     return times

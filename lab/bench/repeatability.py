@@ -22,7 +22,7 @@ from scipy.stats import kendalltau
 
 from ..status import Status
 from .. import results
-from ..config import Lab
+from ..config import Lab, shown
 from . import header, store
 from ..run import RunRequest, run
 
@@ -111,7 +111,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
         runs.append(o.run_dir)
     a, b = results.load(runs[0]), results.load(runs[1])
     d = differences(a, b)
-    doc = {**header("repeatability"), "runs": [_shown(r, results_dir.parent) for r in runs],
+    doc = {**header("repeatability"), "runs": [shown(r, results_dir.parent) for r in runs],
            "wall_seconds": [round(w, 1) for w in walls] or None, "options": {"ciphers": ciphers, "toolchains": toolchains,
                                                                      "implementations": implementations,
                                                                      "profile": profile or "quick"},
@@ -121,14 +121,6 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
     say(format_summary(doc))
     store(lab.root, doc, "repeatability", out, say)
     return doc
-
-
-def _shown(run_dir: Path, root: Path) -> str:
-    """A run folder relative to the checkout (no machine paths in stored JSON), else as given."""
-    try:
-        return str(run_dir.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(run_dir)
 
 
 def gauge_summary(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
