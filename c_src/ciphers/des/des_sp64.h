@@ -27,13 +27,6 @@
 /* cl_des_sp64[j][b]: X(SP[i][b]) for the S-box whose group is byte j of X (des_sp64.c). */
 extern const uint64_t cl_des_sp64[8][64];
 
-#define CL_DES_M6 0x3f3f3f3f3f3f3f3full
-
-static inline uint64_t cl_des64_expand(uint32_t h)
-{
-    return (((uint64_t)cl_rotr32(h, 4) << 32) | h) & CL_DES_M6;
-}
-
 static inline uint32_t cl_des64_compress(uint64_t x)
 {
     return ((uint32_t)x & 0x3f3f3f3fu) | (cl_rotl32((uint32_t)(x >> 32), 4) & 0xc0c0c0c0u);
@@ -144,7 +137,7 @@ static inline uint64_t cl_des64_column(uint64_t x, unsigned p)
  * rotl(H, 1) has them at bit 8j + 1 (c3's top bit wrapping to bit 0), the high
  * word rotr(rotl(H, 1), 4) = rotr(H, 3) at bit 8j - 3 (c0's low three bits
  * wrapping to the top), every piece masked to the six bits a byte of X keeps.
- * Assembling H and calling cl_des64_expand costs three levels more (rotation,
+ * Assembling H and expanding it (X above) costs three levels more (rotation,
  * shift, OR), and clang made that rotation a shld of two of the pieces (three
  * cycles). */
 static inline uint64_t cl_des64_expanded_half(uint64_t c3, uint64_t c2, uint64_t c1, uint64_t c0)
