@@ -1,5 +1,5 @@
 /*
- * cl_bytes.h -- byte order and rotations, the only place they live.
+ * cl_bytes.h -- byte order and rotations, the only place they live (and CL_OPAQUE).
  *
  * Every load/store is written with shifts on bytes, so it is correct on any
  * host byte order and needs no alignment; gcc and clang turn these patterns
@@ -55,5 +55,16 @@ static inline uint8_t cl_rotl8(uint8_t x, unsigned n) { n &= 7; return (uint8_t)
 
 /* Byte b (0 = least significant) of a 32-bit word. */
 #define CL_BYTE(x, b) ((uint8_t)((x) >> (8 * (b))))
+
+/* CL_OPAQUE(v): v becomes a value of its own that the compiler cannot see
+ * into (an empty asm statement, no instruction), so it cannot re-associate
+ * the expression v came from with what follows.  The one-block rounds of
+ * Twofish `full` and T-table AES use it to keep XORs paired for latency, where
+ * gcc and clang would rebuild one chain.  Nothing on other compilers. */
+#if defined(__GNUC__)
+#define CL_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define CL_OPAQUE(v) ((void)0)
+#endif
 
 #endif

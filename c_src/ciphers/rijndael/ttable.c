@@ -658,19 +658,14 @@ static int rj_set_decrypt_key(void *ks_, const uint8_t *key, unsigned key_bits)
  * (rows 2 and 3) are paired, so the two pairs are ready one xor after their
  * loads and the row-1 lookup (shift and mask) joins last: two xors after the
  * last load, where a chain of five terms has four.  gcc and clang rebuild a
- * chain from any way the xors are written, so RJ_KEEP (an empty asm
- * statement, no instruction) makes each pair a value of its own. */
-#if defined(__GNUC__)
-#define RJ_KEEP(v) __asm__("" : "+r"(v))
-#else
-#define RJ_KEEP(v) ((void)0)
-#endif
+ * chain from any way the xors are written, so CL_OPAQUE (cl_bytes.h) makes
+ * each pair a value of its own. */
 #define RJ_ECOL(out, a0, a1, a2, a3, kw)                                                          \
     do {                                                                                          \
         size_t p_ = (kw) ^ rj_te[0][RJ_B3(a0)];                                                    \
         size_t q_ = rj_te[2][RJ_B1(a2)] ^ rj_te[3][RJ_B0(a3)];                                     \
-        RJ_KEEP(p_);                                                                              \
-        RJ_KEEP(q_);                                                                              \
+        CL_OPAQUE(p_);                                                                            \
+        CL_OPAQUE(q_);                                                                            \
         out = (p_ ^ q_) ^ rj_te[1][RJ_B2(a1)];                                                     \
     } while (0)
 #define RJ_EROUND1(b0, b1, b2, b3, a0, a1, a2, a3, k)                                             \

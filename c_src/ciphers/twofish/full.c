@@ -64,17 +64,12 @@ static int twofish_full_set_key(void *vks, const uint8_t *key, unsigned key_bits
  * schedule, addressed from one base register.  G0/G1 leave the order of the
  * four xors to the compiler (a chain in either); G0P/G1P, for the one-block
  * loops, where each round waits for the one before it, keep two pairs and
- * xor the pairs (TF_KEEP, an empty asm statement, stops gcc and clang from
- * rebuilding a chain; clang then computes the pairs as it loads). */
-#if defined(__GNUC__)
-#define TF_KEEP(v) __asm__("" : "+r"(v))
-#else
-#define TF_KEEP(v) ((void)0)
-#endif
+ * xor the pairs (CL_OPAQUE stops gcc and clang from rebuilding a chain;
+ * clang then computes the pairs as it loads). */
 static inline uint32_t tf_pairs(uint32_t p, uint32_t q)
 {
-    TF_KEEP(p);
-    TF_KEEP(q);
+    CL_OPAQUE(p);
+    CL_OPAQUE(q);
     return p ^ q;
 }
 #define G0(x) (S[0][TF_B0(x)] ^ S[1][TF_B1(x)] ^ S[2][TF_B2(x)] ^ S[3][TF_B3(x)])
@@ -94,7 +89,7 @@ static inline uint32_t tf_pairs(uint32_t p, uint32_t q)
  * order, so TF_EARLY hides the early partial sum from its reassociation (an empty asm statement, no
  * instruction). */
 #if defined(__GNUC__) && !defined(__clang__)
-#define TF_EARLY(v) __asm__("" : "+r"(v))
+#define TF_EARLY(v) CL_OPAQUE(v)
 #else
 #define TF_EARLY(v) ((void)0)
 #endif
