@@ -37,6 +37,8 @@ class Quantity:
     resolution: float | None = None  # one counter step per unit of this quantity, per process (largest)
     below_resolution: bool = False  # indistinguishable from the overhead in some process
     gauge: list[float | None] = field(default_factory=list)  # each process's gauge cost, beside per_process
+    second: list[float] = field(default_factory=list)  # each process's second-smallest cost (its minimum if alone):
+    # whether a process's minimum was one lone fast sample (bench.repeatability's anatomy)
 
     @property
     def key(self) -> tuple:
@@ -85,6 +87,7 @@ def timing_quantities(processes: list[dict], block_bits: int, timer: str,
                 unit, work = ("keys/s", 2e9) if op == "key_setup" else ("Kbit/s", block_bits * 1e6)
                 q = out.setdefault((metric, int(ks)), Quantity(metric, int(ks), None, unit, timer, rate_work=work))
                 q.per_process.append(float(costs.min()))
+                q.second.append(float(np.partition(costs, 1)[1]) if costs.size > 1 else float(costs.min()))
                 q.gauge.append(gauges[i] if gauges else None)
                 q.samples.extend(costs.tolist())
     return list(out.values())
@@ -119,6 +122,7 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
             q = out.setdefault((metric, ks, n if per_block else None),
                                Quantity(metric, ks, n if per_block else None, op["unit"], op["counter"]))
             q.per_process.append(float((d.min() - ov) / units))
+            q.second.append(float(((np.partition(d, 1)[1] if d.size > 1 else d.min()) - ov) / units))
             q.gauge.append(gauges[i] if gauges else None)
             q.samples.extend(((d - ov) / units).tolist())
             q.resolution = max(q.resolution or 0.0, step / units)

@@ -195,3 +195,48 @@ def test_two_stored_runs_are_judged_again_without_measuring(lab, tmp_path):
     assert doc["gauge_relative"]["relative"]["all"]["max"] == pytest.approx(0, abs=1e-3)
     assert said[0].startswith("bench.repeatability: judging the stored runs") and "judged again" in said[1]
     assert json.loads((tmp_path / "again.json").read_text())["runs"] == doc["runs"]
+
+
+def _processes(procs: list[tuple]) -> dict:
+    """A timing-only cell whose process i has cost factor procs[i][0] and gauge factor procs[i][1], and where
+    procs[i][2] is given, a first sample that many times the others (a lone fast one below 1)."""
+    timing = synth.steady_timing(100, 100, 400, [c for c, *_ in procs])
+    for p, (_, g, *lone) in zip(timing, procs):
+        p["gauge"] = {"workload": "rotl-xor-table-v1", "per_sample": 1000, "unit": "ns",
+                      "samples": [round(2000 * g)] * 2}
+        for op in p["key_sizes"][128].values():
+            op["ns"][0] = round(op["ns"][0] * (lone[0] if lone else 1))
+    return synth.cell("rijndael", "ref", key_sizes=(128,), timing=timing)
+
+
+@pytest.mark.parametrize("run_a, run_b, cause", [
+    # the cell's layout: two modes 4 % apart, three of five processes in the slow one in A, two in B
+    ([(1, 1), (1, 1), (1.04, 1), (1.04, 1), (1.04, 1)], [(1, 1), (1, 1), (1, 1), (1.04, 1), (1.04, 1)],
+     "layout modes"),
+    # a neighbour: B's gauge ran 10 % slower in three processes, their costs only 2 % slower
+    ([(1, 1)] * 5, [(1, 1), (1, 1), (1.02, 1.1), (1.02, 1.1), (1.02, 1.1)], "disturbed processes"),
+    # one sample 3.5 % fast in three of A's processes, in two of B's (AES-NI on the quiet VM)
+    ([(1, 1, 0.965)] * 3 + [(1, 1)] * 2, [(1, 1, 0.965)] * 2 + [(1, 1)] * 3, "lone fast samples"),
+    # all of B's processes 1.5 % slower, the gauge not: interference it did not see
+    ([(1, 1)] * 5, [(1.015, 1)] * 5, "other"),
+])
+def test_the_anatomy_names_what_moved_the_gauge_relative_figures(tmp_path, run_a, run_b, cause):
+    rd = tmp_path / "results"
+    a, b = synth.write_run(rd, [_processes(run_a)]), synth.write_run(rd, [_processes(run_b)])
+    rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
+    an = repeatability.anatomy(a, b, rel)
+    assert list(an["causes"]) == [cause] and an["causes"][cause]["n"] == 3 == an["quantities"]
+    worst = an["causes"][cause]["worst"]
+    assert worst["diff"] == pytest.approx(rel["diff"].max()) and len(worst["ratios"][1]) == 5
+    assert an["disturbed_processes"] == [0, 0.6 if cause == "disturbed processes" else 0]
+    text = repeatability.format_gauge({"gauge_relative": {**repeatability.gauge_summary(
+        results.load(a, rd), results.load(b, rd), [a, b])}, "gauge_goals": repeatability.GAUGE_GOALS})
+    assert any(line.startswith(f"  {cause} ") and line.split()[len(cause.split())] == "3" for line in text)
+    assert any(line.startswith("what moved the 3 of 3 quantities") for line in text)
+
+
+def test_modes_are_groups_at_least_one_percent_apart_with_two_on_each_side():
+    assert repeatability._modal(np.array([1, 1.001, 1.05, 1.051]))
+    assert not repeatability._modal(np.array([1, 1.002, 1.004, 1.006, 1.008, 1.010, 1.012]))  # a spread, no gap
+    assert not repeatability._modal(np.array([1, 1.05, 1.051, 1.052]))  # one process alone is not a mode
+    assert not repeatability._modal(np.array([1, 1.05, 1.051]))

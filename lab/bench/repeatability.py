@@ -25,6 +25,7 @@ from .. import results
 from ..config import Lab, shown
 from . import header, store
 from ..run import RunRequest, run
+from ..quantities import Quantity
 
 KINDS = {
     "encrypt speed": ("encrypt_speed",), "decrypt speed": ("decrypt_speed",), "key setup speed": ("key_setup_speed",),
@@ -32,6 +33,18 @@ KINDS = {
 }
 GOALS = {"p90": 0.03, "max": 0.10, "tau": 0.95}
 GAUGE_GOALS = {"p90": 0.005, "max": 0.02}
+DISTURBED = 0.03  # a process whose gauge is this much slower than the run's clean gauge level: its neighbours
+MODE_GAP = 0.01  # groups of per-process ratios this far apart are modes; a minimum this far below the next sample is lone
+CAUSES = {  # what moves a gauge-relative figure between two runs, in the order they are tested (anatomy())
+    "counter resolution": "one counter step is >= 1 % of the cost: the figure moves in steps",
+    "disturbed processes": f"some process's gauge ran >= {100 * DISTURBED:.0f} % slower than the run's clean level "
+                           "(a neighbour); its cost was disturbed by another amount",
+    "lone fast samples": "some process's minimum is one sample >= 1 % faster than its next (a burst the gauge, "
+                         "sampled at another moment, did not see): the figure depends on which processes caught one",
+    "layout modes": "the per-process ratios fall in groups >= 1 % apart (the cell's own code layout, which the gauge does "
+                    "not share); the median lands in either",
+    "other": "none of these: interference the gauge did not see, or too few processes",
+}
 ALTERNATIVES = {
     "nist (3-sd mean of samples)": lambda row: row.value,
     "median of per-process minima": lambda row: _per_process(row, np.median),
@@ -116,22 +129,86 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
                                                                      "implementations": implementations,
                                                                      "profile": profile or "quick"},
            "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
-           "gauge_relative": gauge_summary(a, b), "gauge_goals": GAUGE_GOALS,
+           "gauge_relative": gauge_summary(a, b, runs), "gauge_goals": GAUGE_GOALS,
            "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()}}
     say(format_summary(doc))
     store(lab.root, doc, "repeatability", out, say)
     return doc
 
 
-def gauge_summary(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
+def gauge_summary(a: pd.DataFrame, b: pd.DataFrame, runs: list[Path] | None = None) -> dict | None:
     """The differences of the gauge-relative figures, and of the absolute ones over the same quantities (those
-    that have a gauge in both runs), so that the two are compared on equal terms; None without a gauge."""
+    that have a gauge in both runs), so that the two are compared on equal terms; None without a gauge.  Given
+    the two run folders, also the anatomy of the differences above the goal's p90."""
     rel = differences(a, b, lambda r: r.gauge_relative)
     if rel.empty:
         return None
     keys = ["cell", "metric", "key_size", "n_blocks"]
     absolute = differences(a, b).merge(rel[keys], on=keys)
-    return {"relative": summary(rel), "absolute_same_quantities": summary(absolute)}
+    return {"relative": summary(rel), "absolute_same_quantities": summary(absolute)} | (
+        {"anatomy": anatomy(runs[0], runs[1], rel)} if runs else {})
+
+
+def _gauged(run_dir: Path) -> dict[tuple, Quantity]:
+    """A run's measured quantities that have a gauge in every process, by (cell, metric, key size, blocks)."""
+    _, cells = results.read_run(run_dir)
+    return {(c.cell, q.metric, q.key_size, q.n_blocks): q for c in cells if c.status == Status.OK
+            for q in results.measured_quantities(c)
+            if q.metric != "null_overhead" and q.per_process and q.gauge and all(q.gauge)}
+
+
+def _clean_levels(qs: dict[tuple, Quantity]) -> dict[str, float]:
+    """Per counter (the gauge's unit), the run's clean gauge level: the 5th percentile of its processes' gauges."""
+    by: dict[str, list[float]] = {}
+    for q in qs.values():
+        by.setdefault(q.counter, []).extend(q.gauge)
+    return {k: float(np.quantile(v, 0.05)) for k, v in by.items()}
+
+
+def _modal(ratios: np.ndarray) -> bool:
+    """Whether the ratios fall in groups: two neighbours (sorted) at least MODE_GAP apart, two or more on each
+    side."""
+    r = np.sort(ratios)
+    return bool(r.size >= 4 and (r[2:-1] / r[1:-2] - 1 >= MODE_GAP).any())
+
+
+def cause(qa: Quantity, qb: Quantity, level_a: float, level_b: float) -> str:
+    """Which of CAUSES explains the gauge-relative difference of one quantity between two runs."""
+    if max(qa.resolution or 0.0, qb.resolution or 0.0) >= 0.01 * min(min(qa.per_process), min(qb.per_process)):
+        return "counter resolution"
+    if max(qa.gauge) > level_a * (1 + DISTURBED) or max(qb.gauge) > level_b * (1 + DISTURBED):
+        return "disturbed processes"
+    if any(s > c * (1 + MODE_GAP) for q in (qa, qb) for c, s in zip(q.per_process, q.second)):
+        return "lone fast samples"
+    if any(_modal(np.asarray(q.per_process) / np.asarray(q.gauge)) for q in (qa, qb)):  # within a run: a
+        # shift between the runs is not a mode
+        return "layout modes"
+    return "other"
+
+
+def anatomy(run_a: Path, run_b: Path, rel: pd.DataFrame, above: float = GAUGE_GOALS["p90"]) -> dict:
+    """The quantities whose gauge-relative figures differ by more than `above`, counted by cause (CAUSES), from
+    the raw samples (each process's cost and gauge), with the worst quantity of each cause; and how many of
+    each run's processes had a disturbed gauge."""
+    a, b = _gauged(run_a), _gauged(run_b)
+    la, lb = _clean_levels(a), _clean_levels(b)
+    out: dict[str, dict] = {}
+    for r in rel[rel["diff"] > above].sort_values("diff", ascending=False).itertuples():
+        key = (r.cell, r.metric, int(r.key_size), None if pd.isna(r.n_blocks) else int(r.n_blocks))
+        if key not in a or key not in b:
+            continue
+        qa, qb = a[key], b[key]
+        c = out.setdefault(cause(qa, qb, la[qa.counter], lb[qb.counter]), {"n": 0, "worst": None})
+        c["n"] += 1
+        if c["worst"] is None:
+            c["worst"] = {"cell": r.cell, "metric": r.metric, "key_size": key[2], "n_blocks": key[3],
+                          "diff": float(r.diff), "ratios": [[round(float(x), 4) for x in
+                                                             np.asarray(q.per_process) / np.asarray(q.gauge)]
+                                                            for q in (qa, qb)]}
+    disturbed = [sum(g > lv[q.counter] * (1 + DISTURBED) for q in qs.values() for g in q.gauge)
+                 / max(1, sum(len(q.gauge) for q in qs.values())) for qs, lv in ((a, la), (b, lb))]
+    return {"above": above, "quantities": int(len(rel)), "causes": {k: out[k] for k in CAUSES if k in out},
+            "disturbed_processes": [round(float(x), 4) for x in disturbed]}
 
 
 def format_gauge(doc: dict) -> list[str]:
@@ -148,6 +225,18 @@ def format_gauge(doc: dict) -> list[str]:
     ok = r["p90"] <= gg["p90"] and r["max"] <= gg["max"]
     lines.append(f"gauge-relative goals p90 <= {100 * gg['p90']:.1f} %, max <= {100 * gg['max']:.0f} %: "
                  + ("met" if ok else "NOT met"))
+    an = g.get("anatomy")
+    if an:
+        d = an["disturbed_processes"]
+        lines += ["", f"what moved the {sum(c['n'] for c in an['causes'].values())} of {an['quantities']} quantities "
+                      f"that differ by more than {100 * an['above']:.1f} % (processes with a disturbed gauge: "
+                      f"{100 * d[0]:.1f} % in run A, {100 * d[1]:.1f} % in run B):"]
+        for name, c in an["causes"].items():
+            w = c["worst"]
+            lines.append(f"  {name:<20} {c['n']:>4}   worst {100 * w['diff']:.2f} % {w['cell']} {w['metric']} "
+                         f"{w['key_size']}-bit" + (f" n={w['n_blocks']}" if w["n_blocks"] is not None else "")
+                         + f", per-process ratios A {w['ratios'][0]} B {w['ratios'][1]}")
+        lines += [f"  ({name}: {text})" for name, text in CAUSES.items() if name in an["causes"]]
     return lines
 
 
