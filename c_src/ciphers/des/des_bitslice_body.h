@@ -71,22 +71,13 @@ typedef struct {
 static const unsigned short bs_key_bits[] = {64 * BS_PASSES, 0}; /* DES 64, 3DES 192 */
 
 #if BS_NEED != 0
-#include <cpuid.h>
+#include "cl_cpu.h"
 static int bs_available(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
-        return 0;
-    if (__get_cpuid_max(0, NULL) < 7)
-        return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u)); /* XCR0 */
-    (void)hi;
 #if BS_NEED == 2
-    return (b & (1u << 5)) && (lo & 0x06u) == 0x06u; /* AVX2; XMM and YMM state */
+    return cl_x86_has(0, 1u << 5, 0, CL_XCR0_YMM); /* AVX2 */
 #else
-    return (b & (1u << 16)) && (lo & 0xe6u) == 0xe6u; /* AVX512F; XMM, YMM, opmask, ZMM state */
+    return cl_x86_has(0, 1u << 16, 0, CL_XCR0_ZMM); /* AVX512F */
 #endif
 }
 #define BS_AVAILABLE bs_available

@@ -35,19 +35,10 @@
 #define IS_UNPACKLO64 _mm256_unpacklo_epi64
 #define IS_UNPACKHI64 _mm256_unpackhi_epi64
 
-#include <cpuid.h>
+#include "cl_cpu.h"
 static int is_available(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
-        return 0;
-    if (__get_cpuid_max(0, NULL) < 7)
-        return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u)); /* XCR0 */
-    (void)hi;
-    return (b & (1u << 5)) && (lo & 0x06u) == 0x06u; /* AVX2; XMM and YMM state */
+    return cl_x86_has(0, 1u << 5, 0, CL_XCR0_YMM); /* AVX2 */
 }
 #define IS_AVAILABLE is_available
 

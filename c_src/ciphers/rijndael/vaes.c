@@ -34,7 +34,7 @@ static const unsigned short rjva_key_bits[] = {128, 192, 256, 0};
 
 #if defined(__x86_64__)
 
-#include <cpuid.h>
+#include "cl_cpu.h"
 #include <immintrin.h>
 
 #include "aesni_core.h"
@@ -43,20 +43,7 @@ static const unsigned short rjva_key_bits[] = {128, 192, 256, 0};
 
 static int rjva_available(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d))
-        return 0;
-    if (!(c & (1u << 25)) || !(c & (1u << 27))) /* AES, OSXSAVE */
-        return 0;
-    if (__get_cpuid_max(0, NULL) < 7)
-        return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    if (!(b & (1u << 16)) || !(c & (1u << 9))) /* AVX512F, VAES */
-        return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u)); /* XCR0 */
-    (void)hi;
-    return (lo & 0xe6u) == 0xe6u; /* SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM */
+    return cl_x86_has(1u << 25, 1u << 16, 1u << 9, CL_XCR0_ZMM); /* AES; AVX512F; VAES */
 }
 
 #define RJVA_LOAD(p) _mm512_loadu_si512((const void *)(p))
