@@ -180,8 +180,8 @@ def cause(qa: Quantity, qb: Quantity, level_a: float, level_b: float) -> str:
         return "disturbed processes"
     if any(s > c * (1 + MODE_GAP) for q in (qa, qb) for c, s in zip(q.per_process, q.second)):
         return "lone fast samples"
-    if any(_modal(np.asarray(q.per_process) / np.asarray(q.gauge)) for q in (qa, qb)):  # within a run: a
-        # shift between the runs is not a mode
+    # modes within a run (a shift between the two runs is not one)
+    if any(_modal(np.asarray(q.per_process) / np.asarray(q.gauge)) for q in (qa, qb)):
         return "layout modes"
     return "other"
 
