@@ -216,8 +216,8 @@ static const uint32_t S[4][256] = {
 
 typedef struct {
     uint32_t km[12][4];   /* masking keys km_j(i) of quad-round i */
-    uint32_t kr[12][4];   /* rotation keys kr_j(i) (5 bits) */
-    uint32_t kr16[12][4]; /* kr_j(i) + 16 mod 32: the second rotation of f1/f2/f3 */
+    uint32_t kr8[12][4];  /* rotation keys kr_j(i) + 8 mod 32 (5 bits): f1/f2/f3 rotate by these */
+    uint32_t kr24[12][4]; /* kr_j(i) + 24 mod 32: and by these */
 } cast256_ks;
 
 /* gcc -O3 outlined f1/f2/f3 in the one-block path (a call and a return per round, 48 per
@@ -231,26 +231,28 @@ typedef struct {
 /* Round functions of type 1, 2, 3 (p2); I_a is the most significant byte of
  * I = rotl(km op d, kr).  One block per call is a chain of rounds (each d is the word the
  * round before changed), so what counts is the path d -> I -> four indices -> loads.  Of
- * the four bytes of I only I_a (shift by 24) and I_d (the low byte) come out in one
- * instruction; I_b needs a shift and a zero-extension, and I_c either the same or a %ah
- * register (for which gcc adds a zero-extending move).  So I is rotated twice, by kr and
- * by kr + 16 (stored in the key schedule): J = rotl(I, 16) holds I_b as its low byte and
- * I_c as its top byte, and every index is one instruction from its rotation.  The second
- * rotation runs beside the first and replaces the extra extraction instructions. */
-CAST_INLINE uint32_t f1(uint32_t d, uint32_t kr, uint32_t kr16, uint32_t km)
+ * the four bytes of a word only the top one (shift by 24) and the low one (a zero-extending
+ * move) come out in one instruction; the middle two need a shift and a zero-extension, or
+ * a %ah register (for which gcc adds a zero-extending move).  So x is rotated twice, by
+ * kr + 8 and by kr + 24 (both stored in the key schedule): G = rotl(I, 8) holds I_a as its
+ * low byte and I_b as its top byte, H = rotl(I, 24) I_c and I_d, and every index is one
+ * instruction from its rotation.  (Rotating by kr and kr + 16 does the same with I_d and
+ * I_b as the low bytes; with I_a and I_c there, the loads of S1 and S3 start first, and both
+ * gcc and clang -O3 are faster at one and at many blocks per call.) */
+CAST_INLINE uint32_t f1(uint32_t d, uint32_t kr8, uint32_t kr24, uint32_t km)
 {
-    uint32_t x = km + d, i = cl_rotl32(x, kr), j = cl_rotl32(x, kr16);
-    return ((S1[i >> 24] ^ S2[j & 0xff]) - S3[j >> 24]) + S4[i & 0xff];
+    uint32_t x = km + d, g = cl_rotl32(x, kr8), h = cl_rotl32(x, kr24);
+    return ((S1[g & 0xff] ^ S2[g >> 24]) - S3[h & 0xff]) + S4[h >> 24];
 }
-CAST_INLINE uint32_t f2(uint32_t d, uint32_t kr, uint32_t kr16, uint32_t km)
+CAST_INLINE uint32_t f2(uint32_t d, uint32_t kr8, uint32_t kr24, uint32_t km)
 {
-    uint32_t x = km ^ d, i = cl_rotl32(x, kr), j = cl_rotl32(x, kr16);
-    return ((S1[i >> 24] - S2[j & 0xff]) + S3[j >> 24]) ^ S4[i & 0xff];
+    uint32_t x = km ^ d, g = cl_rotl32(x, kr8), h = cl_rotl32(x, kr24);
+    return ((S1[g & 0xff] - S2[g >> 24]) + S3[h & 0xff]) ^ S4[h >> 24];
 }
-CAST_INLINE uint32_t f3(uint32_t d, uint32_t kr, uint32_t kr16, uint32_t km)
+CAST_INLINE uint32_t f3(uint32_t d, uint32_t kr8, uint32_t kr24, uint32_t km)
 {
-    uint32_t x = km - d, i = cl_rotl32(x, kr), j = cl_rotl32(x, kr16);
-    return ((S1[i >> 24] + S2[j & 0xff]) ^ S3[j >> 24]) - S4[i & 0xff];
+    uint32_t x = km - d, g = cl_rotl32(x, kr8), h = cl_rotl32(x, kr24);
+    return ((S1[g & 0xff] + S2[g >> 24]) ^ S3[h & 0xff]) - S4[h >> 24];
 }
 
 static const unsigned short cast256_key_bits[] = {128, 192, 256, 0};
@@ -272,18 +274,22 @@ static int cast256_expand(cast256_ks *ks, const uint8_t *key, unsigned key_bits)
     for (int i = 0; i < 12; i++) {
         for (int w = 0; w < 2; w++) { /* kappa <- omega_{2i}, omega_{2i+1} (p7) */
             uint32_t tm, tr;
-            NEXT_T(tm, tr); g ^= f1(h, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); f ^= f2(g, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); e ^= f3(f, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); d ^= f1(e, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); c ^= f2(d, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); b ^= f3(c, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); a ^= f1(b, tr, (tr + 16) & 31, tm);
-            NEXT_T(tm, tr); h ^= f2(a, tr, (tr + 16) & 31, tm);
+#define TR_ROTS ((tr + 8) & 31), ((tr + 24) & 31) /* f1/f2/f3 take kr + 8 and kr + 24 */
+            NEXT_T(tm, tr); g ^= f1(h, TR_ROTS, tm);
+            NEXT_T(tm, tr); f ^= f2(g, TR_ROTS, tm);
+            NEXT_T(tm, tr); e ^= f3(f, TR_ROTS, tm);
+            NEXT_T(tm, tr); d ^= f1(e, TR_ROTS, tm);
+            NEXT_T(tm, tr); c ^= f2(d, TR_ROTS, tm);
+            NEXT_T(tm, tr); b ^= f3(c, TR_ROTS, tm);
+            NEXT_T(tm, tr); a ^= f1(b, TR_ROTS, tm);
+            NEXT_T(tm, tr); h ^= f2(a, TR_ROTS, tm);
+#undef TR_ROTS
         }
-        ks->kr[i][0] = a & 31; ks->kr[i][1] = c & 31; ks->kr[i][2] = e & 31; ks->kr[i][3] = g & 31;
-        for (int j = 0; j < 4; j++)
-            ks->kr16[i][j] = (ks->kr[i][j] + 16) & 31;
+        const uint32_t kr[4] = {a, c, e, g}; /* kr_j(i): the low 5 bits */
+        for (int j = 0; j < 4; j++) {
+            ks->kr8[i][j] = (kr[j] + 8) & 31;
+            ks->kr24[i][j] = (kr[j] + 24) & 31;
+        }
         ks->km[i][0] = h; ks->km[i][1] = f; ks->km[i][2] = d; ks->km[i][3] = b;
     }
 #undef NEXT_T
@@ -306,8 +312,8 @@ static int cast256_set_decrypt_key(void *ks, const uint8_t *key, unsigned key_bi
     for (int i = 0; i < 12; i++)
         for (int j = 0; j < 4; j++) {
             out->km[i][j] = tmp.km[11 - i][j];
-            out->kr[i][j] = tmp.kr[11 - i][j];
-            out->kr16[i][j] = tmp.kr16[11 - i][j];
+            out->kr8[i][j] = tmp.kr8[11 - i][j];
+            out->kr24[i][j] = tmp.kr24[11 - i][j];
         }
     return CL_OK;
 }
@@ -315,18 +321,57 @@ static int cast256_set_decrypt_key(void *ks, const uint8_t *key, unsigned key_bi
 /* Forward quad-round Q_i and reverse quad-round Q-bar_i (p6) on the block (a, b, c, d). */
 #define Q(i, a, b, c, d)                                                        \
     do {                                                                        \
-        c ^= f1(d, ks->kr[i][0], ks->kr16[i][0], ks->km[i][0]);                 \
-        b ^= f2(c, ks->kr[i][1], ks->kr16[i][1], ks->km[i][1]);                 \
-        a ^= f3(b, ks->kr[i][2], ks->kr16[i][2], ks->km[i][2]);                 \
-        d ^= f1(a, ks->kr[i][3], ks->kr16[i][3], ks->km[i][3]);                 \
+        c ^= f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);                 \
+        b ^= f2(c, ks->kr8[i][1], ks->kr24[i][1], ks->km[i][1]);                 \
+        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                 \
+        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                 \
     } while (0)
 #define QBAR(i, a, b, c, d)                                                     \
     do {                                                                        \
-        d ^= f1(a, ks->kr[i][3], ks->kr16[i][3], ks->km[i][3]);                 \
-        a ^= f3(b, ks->kr[i][2], ks->kr16[i][2], ks->km[i][2]);                 \
-        b ^= f2(c, ks->kr[i][1], ks->kr16[i][1], ks->km[i][1]);                 \
-        c ^= f1(d, ks->kr[i][0], ks->kr16[i][0], ks->km[i][0]);                 \
+        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                 \
+        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                 \
+        b ^= f2(c, ks->kr8[i][1], ks->kr24[i][1], ks->km[i][1]);                 \
+        c ^= f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);                 \
     } while (0)
+/* One block per call is one chain of rounds (the six Q are 24 rounds in a row), so its
+ * quad-rounds Q1/QBAR1 shorten two steps of it:
+ *  - a round of type 2 xors f2 = ((S1 - S2) + S3) ^ S4 into its target t: t ^ S4 is taken
+ *    as S4 arrives and S1 + S3 (the two loads that start first) before S2, so the new t is
+ *    (t ^ S4) ^ ((S1 + S3) - S2);
+ *  - in Q the word the first f1 changes (c) is the next round's input, x = km ^ c: that is
+ *    taken as (km ^ c_old) ^ f1, km ^ c_old ready long before f1, one step after f1 instead
+ *    of two.
+ * CL_OPAQUE keeps these groupings: gcc and clang otherwise rebuild the plain chain (and x
+ * from the new c).  f1's and f3's combining stays as written: as a tree,
+ * (S1 ^ S2) + (S4 - S3), f1 was slower with both compilers. */
+CAST_INLINE uint32_t xor_f2_early(uint32_t t, uint32_t x, uint32_t kr8, uint32_t kr24)
+{
+    uint32_t g = cl_rotl32(x, kr8), h = cl_rotl32(x, kr24);
+    uint32_t u = t ^ S4[h >> 24], w = S1[g & 0xff] + S3[h & 0xff];
+    CL_OPAQUE(w);
+    uint32_t v = w - S2[g >> 24];
+    CL_OPAQUE(u);
+    CL_OPAQUE(v);
+    return u ^ v;
+}
+#define Q1(i, a, b, c, d)                                                       \
+    do {                                                                        \
+        uint32_t f_ = f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);       \
+        uint32_t y_ = ks->km[i][1] ^ c;                                         \
+        CL_OPAQUE(y_);                                                          \
+        c ^= f_;                                                                \
+        b = xor_f2_early(b, y_ ^ f_, ks->kr8[i][1], ks->kr24[i][1]);            \
+        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                \
+        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                \
+    } while (0)
+#define QBAR1(i, a, b, c, d)                                                    \
+    do {                                                                        \
+        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                \
+        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                \
+        b = xor_f2_early(b, ks->km[i][1] ^ c, ks->kr8[i][1], ks->kr24[i][1]);   \
+        c ^= f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);                \
+    } while (0)
+
 /* The same on two blocks side by side: every round of CAST-256 waits for the one before (each f takes the
  * word the previous f changed), so one block leaves the CPU idle between its loads; a second fills it. */
 #define Q2(i) do { Q(i, a, b, c, d); Q(i, e, f, g, h); } while (0)
@@ -355,10 +400,10 @@ static void cast256_crypt(const void *ksv, const uint8_t *in, uint8_t *out, size
     if (n) {
         uint32_t a = cl_load32_be(in), b = cl_load32_be(in + 4);
         uint32_t c = cl_load32_be(in + 8), d = cl_load32_be(in + 12);
-        Q(0, a, b, c, d); Q(1, a, b, c, d); Q(2, a, b, c, d);
-        Q(3, a, b, c, d); Q(4, a, b, c, d); Q(5, a, b, c, d);
-        QBAR(6, a, b, c, d); QBAR(7, a, b, c, d); QBAR(8, a, b, c, d);
-        QBAR(9, a, b, c, d); QBAR(10, a, b, c, d); QBAR(11, a, b, c, d);
+        Q1(0, a, b, c, d); Q1(1, a, b, c, d); Q1(2, a, b, c, d);
+        Q1(3, a, b, c, d); Q1(4, a, b, c, d); Q1(5, a, b, c, d);
+        QBAR1(6, a, b, c, d); QBAR1(7, a, b, c, d); QBAR1(8, a, b, c, d);
+        QBAR1(9, a, b, c, d); QBAR1(10, a, b, c, d); QBAR1(11, a, b, c, d);
         cl_store32_be(out, a);
         cl_store32_be(out + 4, b);
         cl_store32_be(out + 8, c);
