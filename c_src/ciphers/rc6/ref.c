@@ -73,25 +73,15 @@ static inline uint32_t rc6_rotr(uint32_t x, uint32_t n)
     return (x >> n) | (x << ((32 - n) & 31));
 }
 
-/* The four output words, each through its own pointer that the compiler
- * cannot relate to the others (CL_OPAQUE, no instruction).  Written as one
- * run of 16 byte stores, gcc 12 -O3 vectorises the run: it extracts and
- * re-assembles the 16 bytes in general registers, goes through the stack into
- * an SSE store, and the register pressure costs six pushes and pops a call
- * (gcc: about 35 of 127 ticks a block, 1024 blocks).  Apart, each word is one
- * 32-bit store.  (clang 14 merges the first word's bytes either way and
- * stores the other three byte by byte.) */
+/* The four output words: four 32-bit stores (cl_store32_le; gcc 12 -O3 had
+ * vectorised the 16 byte stores they once were at a cost of about 35 of 127
+ * ticks a block, 1024 blocks; c_src/include/cl_bytes.h). */
 static inline void rc6_store_block(uint8_t *out, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
 {
-    uint8_t *o0 = out, *o1 = out + 4, *o2 = out + 8, *o3 = out + 12;
-    CL_OPAQUE(o0);
-    CL_OPAQUE(o1);
-    CL_OPAQUE(o2);
-    CL_OPAQUE(o3);
-    cl_store32_le(o0, a);
-    cl_store32_le(o1, b);
-    cl_store32_le(o2, c);
-    cl_store32_le(o3, d);
+    cl_store32_le(out, a);
+    cl_store32_le(out + 4, b);
+    cl_store32_le(out + 8, c);
+    cl_store32_le(out + 12, d);
 }
 
 /* One encryption round i (p3), with the registers named by the caller:
