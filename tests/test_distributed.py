@@ -161,6 +161,39 @@ def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_
     assert {c.status for c in c2} == {"ok"} and meta.status == "finished"
 
 
+@needs_hosts
+def test_a_cut_link_loses_the_timing_lock_after_its_lease_and_a_held_one_keeps_it(hosts, monkeypatch):
+    """The remote holder of a host's timing lock lets go LEASE_SECONDS after it last heard from the run: held
+    past several leases while the run's heartbeat reaches it, free one lease after the link is cut (without the
+    lease it was held until TCP gave up on the connection, minutes; a --resume waited for that)."""
+    import yaml
+    from lab.backends.host import HostBackend
+    from lab.schema import HostFile
+
+    monkeypatch.setattr(ssh, "LEASE_SECONDS", 2)
+    h2 = hosts.hosts[1]
+    backend = ssh.SshBackend("h2", HostFile(**yaml.safe_load((hosts.hosts_dir / "h2.yaml").read_text())),
+                             HostBackend(ROOT))
+    lock = h2.workdir / "timing.lock"  # the namespaces share this machine's file system
+
+    def free() -> bool:
+        return subprocess.run(["flock", "-n", str(lock), "true"]).returncode == 0
+    try:
+        with backend.timing_lock("lease-test", say=lambda _: None) as got:
+            assert got == {"host": "h2"} and not free()
+            time.sleep(3 * ssh.LEASE_SECONDS)  # three leases, kept by the heartbeat
+            assert not free()
+            h2.down()
+            cut = time.monotonic()
+            while not free() and time.monotonic() - cut < 10 * ssh.LEASE_SECONDS:
+                time.sleep(0.1)
+            released = time.monotonic() - cut
+            assert free() and released < ssh.LEASE_SECONDS + 2, f"released {released:.1f} s after the cut"
+    finally:
+        h2.up()
+        backend.close()
+
+
 def test_an_exchange_with_a_host_may_take_the_floor_plus_its_bytes_at_the_minimum_rate():
     from lab.backends.host import HostBackend
     from lab.config import HostFile

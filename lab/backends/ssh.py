@@ -10,7 +10,10 @@ Connections use Fabric (paramiko): host keys are verified against known_hosts, a
 unless the user accepts it (``accept_new_host_keys``), and no password is ever asked for (keys: the identity
 file, else the SSH agent and ~/.ssh/config).  A host that cannot be reached, or stops answering, makes its
 commands come back ``unreachable`` (the run records its cells so and goes on; ``--resume`` retries them).
-The timing lock of the host is a ``flock`` held by a remote process for the whole measuring stage.
+The timing lock of the host is a ``flock`` held by a remote process for the whole measuring stage, on a lease:
+this side sends it a byte every LEASE_SECONDS / 3 and it lets go when none came for LEASE_SECONDS.  (Without the
+lease, a cut link left the holder waiting on a connection its sshd still thought alive until TCP gave up on it,
+minutes later, and a ``--resume`` after the link came back waited for that.)
 
 Failing fast.  Every exchange has a time limit that scales with what it sends: the host's
 ``answer_floor_seconds`` plus the bytes sent over its ``min_rate_kib`` (hosts/<name>.yaml; 20 s and 256 KiB/s
@@ -27,6 +30,7 @@ import hashlib
 import os
 import shlex
 import socket
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,6 +44,7 @@ CONNECT_TIMEOUT = 15  # seconds for the TCP connection, the SSH banner and the a
 KEEPALIVE_SECONDS = 5  # an SSH keepalive goes out after this long without sending anything
 DEAD_LINK_SECONDS = 10  # TCP_USER_TIMEOUT: data unacknowledged this long means the link is dead
 DEAD_LINK_BOUND = KEEPALIVE_SECONDS + DEAD_LINK_SECONDS  # a cut link is found within this many seconds
+LEASE_SECONDS = 30  # the remote timing-lock holder lets go when it heard nothing from this side for this long
 
 
 class HostUnreachable(Exception):
@@ -54,6 +59,16 @@ def _fail_fast(transport) -> None:
     if isinstance(sock, socket.socket) and hasattr(socket, "TCP_USER_TIMEOUT") and \
             sock.family in (socket.AF_INET, socket.AF_INET6):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, DEAD_LINK_SECONDS * 1000)
+
+
+def _heartbeat(chan, stop: threading.Event) -> None:
+    """Keeps the remote timing-lock holder's lease: a byte every LEASE_SECONDS / 3 until `stop` (or the channel
+    fails: then the link is gone and the holder lets go by itself)."""
+    while not stop.wait(LEASE_SECONDS / 3):
+        try:
+            chan.send(b".")
+        except Exception:  # noqa: BLE001 - paramiko's errors of a closed or dead channel
+            return
 
 
 def _digest(path: Path) -> str:
@@ -275,9 +290,12 @@ class SshBackend(Backend):
         transport = conn.client.get_transport()
         try:
             chan = transport.open_session(timeout=CONNECT_TIMEOUT)
-            # the lock lives as long as this channel: cat ends when we close it or the connection drops
+            # the lock lives as long as this channel keeps sending (timing_lock's heartbeat): the loop ends at
+            # end of file (we closed it) or after LEASE_SECONDS of silence (the link is gone); bash: read -t
+            # without a process per heartbeat on the machine that measures
             chan.exec_command(f"mkdir -p {shlex.quote(self.workdir)} && W={who} exec flock -n -E 75 {lock} "
-                              "sh -c 'echo \"$W\" > \"$0.who\"; echo LOCKED; exec cat >/dev/null' " + lock)
+                              "bash -c 'echo \"$W\" > \"$0.who\"; echo LOCKED; "
+                              f"while IFS= read -r -n 1 -t {LEASE_SECONDS} _; do :; done' " + lock)
         except (OSError, EOFError) as e:
             raise self._lost(f"while taking the timing lock: {type(e).__name__}: {e}") from None
         except Exception as e:  # paramiko.SSHException and friends
@@ -319,7 +337,7 @@ class SshBackend(Backend):
                 if chan is None:
                     if status != 75:
                         raise RunError(f"host {self.host_name}: cannot take the timing lock (flock exit {status}; "
-                                       "is util-linux installed there?)")
+                                       "are util-linux and bash installed there?)")
                     _, holder, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 0)
             except HostUnreachable as e:
                 if not self._down:
@@ -334,13 +352,18 @@ class SshBackend(Backend):
                     say(f"waiting for the timing lock of host {self.host_name}: held by {holder.strip()}")
                     announced = True
                 time.sleep(2)
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(chan, stop), name=f"lease {self.host_name}", daemon=True)
+        beat.start()
         try:
             yield {"host": self.host_name}
         finally:
+            stop.set()
             try:
                 chan.close()
             except Exception:  # noqa: BLE001 - the connection may already be gone
                 pass
+            beat.join()
 
     def close(self) -> None:
         if self._conn is not None:
