@@ -318,20 +318,22 @@ static int cast256_set_decrypt_key(void *ks, const uint8_t *key, unsigned key_bi
     return CL_OK;
 }
 
-/* Forward quad-round Q_i and reverse quad-round Q-bar_i (p6) on the block (a, b, c, d). */
+/* Forward quad-round Q_i and reverse quad-round Q-bar_i (p6) on the block (a, b, c, d).
+ * CAST_K(i, j): round j's rotations and masking key, f1/f2/f3's last three arguments. */
+#define CAST_K(i, j) ks->kr8[i][j], ks->kr24[i][j], ks->km[i][j]
 #define Q(i, a, b, c, d)                                                        \
     do {                                                                        \
-        c ^= f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);                 \
-        b ^= f2(c, ks->kr8[i][1], ks->kr24[i][1], ks->km[i][1]);                 \
-        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                 \
-        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                 \
+        c ^= f1(d, CAST_K(i, 0));                                               \
+        b ^= f2(c, CAST_K(i, 1));                                               \
+        a ^= f3(b, CAST_K(i, 2));                                               \
+        d ^= f1(a, CAST_K(i, 3));                                               \
     } while (0)
 #define QBAR(i, a, b, c, d)                                                     \
     do {                                                                        \
-        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                 \
-        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                 \
-        b ^= f2(c, ks->kr8[i][1], ks->kr24[i][1], ks->km[i][1]);                 \
-        c ^= f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);                 \
+        d ^= f1(a, CAST_K(i, 3));                                               \
+        a ^= f3(b, CAST_K(i, 2));                                               \
+        b ^= f2(c, CAST_K(i, 1));                                               \
+        c ^= f1(d, CAST_K(i, 0));                                               \
     } while (0)
 /* One block per call is one chain of rounds (the six Q are 24 rounds in a row), so its
  * quad-rounds Q1/QBAR1 shorten two steps of it:
@@ -356,20 +358,20 @@ CAST_INLINE uint32_t xor_f2_early(uint32_t t, uint32_t x, uint32_t kr8, uint32_t
 }
 #define Q1(i, a, b, c, d)                                                       \
     do {                                                                        \
-        uint32_t f_ = f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);       \
+        uint32_t f_ = f1(d, CAST_K(i, 0));                                      \
         uint32_t y_ = ks->km[i][1] ^ c;                                         \
         CL_OPAQUE(y_);                                                          \
         c ^= f_;                                                                \
         b = xor_f2_early(b, y_ ^ f_, ks->kr8[i][1], ks->kr24[i][1]);            \
-        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                \
-        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                \
+        a ^= f3(b, CAST_K(i, 2));                                               \
+        d ^= f1(a, CAST_K(i, 3));                                               \
     } while (0)
 #define QBAR1(i, a, b, c, d)                                                    \
     do {                                                                        \
-        d ^= f1(a, ks->kr8[i][3], ks->kr24[i][3], ks->km[i][3]);                \
-        a ^= f3(b, ks->kr8[i][2], ks->kr24[i][2], ks->km[i][2]);                \
+        d ^= f1(a, CAST_K(i, 3));                                               \
+        a ^= f3(b, CAST_K(i, 2));                                               \
         b = xor_f2_early(b, ks->km[i][1] ^ c, ks->kr8[i][1], ks->kr24[i][1]);   \
-        c ^= f1(d, ks->kr8[i][0], ks->kr24[i][0], ks->km[i][0]);                \
+        c ^= f1(d, CAST_K(i, 0));                                               \
     } while (0)
 
 /* The same on two blocks side by side: every round of CAST-256 waits for the one before (each f takes the
