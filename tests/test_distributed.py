@@ -4,6 +4,7 @@ of two workers whose timings never overlap."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lab import results
 from lab.config import Lab
@@ -166,7 +168,6 @@ def test_a_cut_link_loses_the_timing_lock_after_its_lease_and_a_held_one_keeps_i
     """The remote holder of a host's timing lock lets go LEASE_SECONDS after it last heard from the run: held
     past several leases while the run's heartbeat reaches it, free one lease after the link is cut (without the
     lease it was held until TCP gave up on the connection, minutes; a --resume waited for that)."""
-    import yaml
     from lab.backends.host import HostBackend
     from lab.schema import HostFile
 
@@ -192,6 +193,40 @@ def test_a_cut_link_loses_the_timing_lock_after_its_lease_and_a_held_one_keeps_i
     finally:
         h2.up()
         backend.close()
+
+
+def test_an_upload_cut_short_stores_nothing_and_a_stored_file_that_is_not_whole_is_sent_again(hosts, tmp_path):
+    """A cut link ends the host's stdin early, and its cat ends without an error: the store command must not
+    give the short file the whole one's name (a later run ran such an empty 'program' as an empty script: exit
+    0, no output).  And a file already stored under its hash is checked against it, not only found."""
+    from lab.backends.host import HostBackend
+    from lab.schema import HostFile
+
+    def backend():
+        return ssh.SshBackend("h1", HostFile(**yaml.safe_load((hosts.hosts_dir / "h1.yaml").read_text())),
+                              HostBackend(ROOT))
+    data = os.urandom(300_000)
+    local = tmp_path / "program"
+    local.write_bytes(data)
+    b = backend()
+    try:
+        remote = Path(b._upload(local, 0o755))  # the namespaces share this machine's file system
+        assert remote.read_bytes() == data and os.access(remote, os.X_OK)
+        cut = remote.with_name("cut-short")
+        chan = b._connect().client.get_transport().open_session()
+        chan.exec_command(b._store_command(str(cut), 0o755, len(data), hashlib.sha256(data).hexdigest()))
+        chan.sendall(data[:4096])
+        chan.close()  # the host sees its stdin end, as when the link is cut
+        time.sleep(2)
+        assert not cut.exists() and not list(cut.parent.glob("cut-short*")), "a short upload was stored"
+        remote.write_bytes(b"")  # what an upload cut short left before
+    finally:
+        b.close()
+    b = backend()
+    try:
+        assert Path(b._upload(local, 0o755)) == remote and remote.read_bytes() == data
+    finally:
+        b.close()
 
 
 def test_an_exchange_with_a_host_may_take_the_floor_plus_its_bytes_at_the_minimum_rate():

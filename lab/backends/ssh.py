@@ -71,10 +71,6 @@ def _heartbeat(chan, stop: threading.Event) -> None:
             return
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-
-
 class SshBackend(Backend):
     name = "ssh"
 
@@ -193,16 +189,38 @@ class SshBackend(Backend):
             raise
         return status, out.decode(errors="replace"), err.decode(errors="replace"), time.perf_counter() - t0
 
+    @staticmethod
+    def _holds(word: str, sha256: str) -> str:
+        """A shell test: the file named by the shell word `word` exists and holds the bytes whose SHA-256 is
+        `sha256`."""
+        return f"printf '%s  %s\\n' {sha256} {word} | sha256sum -c --status 2>/dev/null"
+
+    @classmethod
+    def _store_command(cls, remote: str, mode: int, size: int, sha256: str) -> str:
+        """The host's side of an upload: the bytes on stdin into a temporary file of this process, moved to
+        `remote` only when they are all there (size and SHA-256), else removed with status 1.  (A cut link ends
+        stdin early, and cat ends without an error: moving what it wrote left a short file under the name of
+        a whole one, which a later run took for the program; an empty one even ran, as an empty script.)"""
+        q, part = shlex.quote(remote), shlex.quote(remote) + ".part.$$"
+        return (f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {part} && "
+                f"[ \"$(wc -c < {part})\" -eq {size} ] && {cls._holds(part, sha256)} && "
+                f"chmod {mode:o} {part} && mv -f {part} {q} || {{ rm -f {part}; exit 1; }}")
+
     def _upload(self, local: Path, mode: int = 0o644) -> str:
+        """Stores a local file on the host once, under its content hash; a file already there is checked
+        against that hash, not only for being there."""
         local = Path(local).resolve()
         if local in self._remote:
             return self._remote[local]
-        remote = f"{self.workdir}/files/{_digest(local)}/{local.name}"
-        status, out, _, _ = self._sh(f"test -f {shlex.quote(remote)} && echo have", 0)
+        data = local.read_bytes()
+        sha256 = hashlib.sha256(data).hexdigest()
+        remote = f"{self.workdir}/files/{sha256[:16]}/{local.name}"
+        _, out, _, _ = self._sh(f"{self._holds(shlex.quote(remote), sha256)} && echo have", 0)
         if out.strip() != "have":
-            self._sh(f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {shlex.quote(remote)}.part && "
-                     f"chmod {mode:o} {shlex.quote(remote)}.part && mv {shlex.quote(remote)}.part {shlex.quote(remote)}",
-                     0, stdin=local.read_bytes())
+            status, _, err, _ = self._sh(self._store_command(remote, mode, len(data), sha256), 0, stdin=data)
+            if status != 0:
+                raise HostUnreachable(f"could not store {local.name} under {remote} on the host "
+                                      f"(status {status}{': ' + err.strip()[:200] if err.strip() else ''})")
         self._remote[local] = remote
         return remote
 
