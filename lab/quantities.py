@@ -36,9 +36,9 @@ class Quantity:
     rate_work: float | None = None  # speeds: rate = rate_work / cost
     resolution: float | None = None  # one counter step per unit of this quantity, per process (largest)
     below_resolution: bool = False  # indistinguishable from the overhead in some process
-    gauge: list[float | None] = field(default_factory=list)  # each process's gauge cost, beside per_process
-    second: list[float] = field(default_factory=list)  # each process's second-smallest cost (its minimum if alone):
-    # whether a process's minimum was one lone fast sample (bench.repeatability's anatomy)
+    gauge: list[float | None] = field(default_factory=list)  # each process's gauge cost (its minimum), beside per_process
+    paired: list[float | None] = field(default_factory=list)  # each process's median over rounds of the sample's cost
+    # over the gauge sample of the same round (gauge_relative)
 
     @property
     def key(self) -> tuple:
@@ -58,23 +58,33 @@ def _as_reported(q: Quantity, e: stats.Estimate) -> stats.Estimate:
 
 
 def gauge_relative(q: Quantity, confidence: float) -> stats.Estimate | None:
-    """q relative to the machine-speed gauge of its own processes: each process's minimum cost divided by that
-    process's gauge cost, summarised by the median over processes with its order-statistic interval (a speed:
-    rate_work over it, i.e. the rate divided by the gauge's speed).  Per process, because the gauge ran in the
-    same process as the cell's samples, interleaved with them: it shares their memory layout, clock frequency and
-    neighbours, which a run-wide gauge would not.  The median, not the profile's estimator: the minimum over
-    processes is the best case over layouts for a cost, but over ratios it picks the process whose gauge was
-    disturbed most (bench.repeatability, two loaded runs: p90 20 % with the minimum, 1.8 % with the median;
-    quiet: 0.95 % and 0.47 %; docs/measurement.md).  None when some process has no gauge."""
-    if not q.per_process or len(q.gauge) != len(q.per_process) or any(not g for g in q.gauge):
+    """q relative to the machine-speed gauge of its own processes: in each process, every round's cost over the
+    gauge's sample of the same round, and their median over the rounds; over processes the median, with its
+    order-statistic interval (a speed: rate_work over it, i.e. the rate divided by the gauge's speed).
+
+    Paired by round, because the machine changes speed within a process (two speed modes 2.4 % apart on the
+    lab's VM that come and go within milliseconds, the same for every workload): a sample and the gauge sample of
+    its own round share the mode, a process's two minima need not.  Medians, because a sample or a gauge sample
+    that a neighbour disturbed must not decide the figure (the minimum over ratios picks the most disturbed
+    gauge); over processes, because the process is the unit of replication.  bench.repeatability, two quick runs
+    back to back, p90 / max of the differences: docs/measurement.md.  None when some process has no gauge."""
+    if not q.paired or len(q.paired) != len(q.per_process) or any(r is None for r in q.paired):
         return None
-    return _as_reported(q, stats.estimate([c / g for c, g in zip(q.per_process, q.gauge)], "median", confidence))
+    return _as_reported(q, stats.estimate(q.paired, "median", confidence))
+
+
+def _pair(costs: np.ndarray, gauge: np.ndarray | None) -> tuple[float | None, float | None]:
+    """(the gauge's minimum, the median over rounds of cost / gauge) of one process; sample i of an operation
+    was taken in round i (an operation with fewer samples took them in the first rounds)."""
+    if gauge is None or gauge.size < costs.size or costs.size == 0:
+        return None, None
+    return float(gauge.min()), float(np.median(costs / gauge[:costs.size]))
 
 
 def timing_quantities(processes: list[dict], block_bits: int, timer: str,
-                      gauges: list[float | None] | None = None) -> list[Quantity]:
+                      gauges: list[np.ndarray | None] | None = None) -> list[Quantity]:
     """processes: [{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample": k, "ns": [...]}}}]; gauges: each
-    process's gauge cost (ns per iteration) or None."""
+    process's gauge samples (ns per iteration, one per round) or None."""
     out: dict[tuple, Quantity] = {}
     for i, proc in enumerate(processes):
         for ks, ops in proc.items():
@@ -87,21 +97,22 @@ def timing_quantities(processes: list[dict], block_bits: int, timer: str,
                 unit, work = ("keys/s", 2e9) if op == "key_setup" else ("Kbit/s", block_bits * 1e6)
                 q = out.setdefault((metric, int(ks)), Quantity(metric, int(ks), None, unit, timer, rate_work=work))
                 q.per_process.append(float(costs.min()))
-                q.second.append(float(np.partition(costs, 1)[1]) if costs.size > 1 else float(costs.min()))
-                q.gauge.append(gauges[i] if gauges else None)
+                g, r = _pair(costs, gauges[i] if gauges else None)
+                q.gauge.append(g)
+                q.paired.append(r)
                 q.samples.extend(costs.tolist())
     return list(out.values())
 
 
 def cycle_quantities(processes: list[list[dict]], prefix: str = "",
-                     gauges: list[float | None] | None = None) -> list[Quantity]:
+                     gauges: list[np.ndarray | None] | None = None) -> list[Quantity]:
     """processes: [[{"key_size", "op", "n", "calls", "counter", "unit", "deltas": [...]}, ...], ...].
 
     Costs are counter units per call (per block for Encrypt-n/Decrypt-n) after the
     process's empty-call overhead (its smallest `null` delta) is subtracted once per
     sample.  A quantity whose cost in some process is within one counter step of the
-    overhead is marked below the counter's resolution.  gauges: each process's gauge cost (counter units per
-    iteration) or None."""
+    overhead is marked below the counter's resolution.  gauges: each process's gauge samples (counter units per
+    iteration, one per round) or None."""
     out: dict[tuple, Quantity] = {}
     for i, ops in enumerate(processes):
         # guest-instruction counts ("insn_") are exact: their resolution is one instruction
@@ -122,8 +133,9 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
             q = out.setdefault((metric, ks, n if per_block else None),
                                Quantity(metric, ks, n if per_block else None, op["unit"], op["counter"]))
             q.per_process.append(float((d.min() - ov) / units))
-            q.second.append(float(((np.partition(d, 1)[1] if d.size > 1 else d.min()) - ov) / units))
-            q.gauge.append(gauges[i] if gauges else None)
+            g, r = _pair((d - ov) / units, gauges[i] if gauges else None)
+            q.gauge.append(g)
+            q.paired.append(r)
             q.samples.extend(((d - ov) / units).tolist())
             q.resolution = max(q.resolution or 0.0, step / units)
             if op["op"] != "null" and d.min() - ov < step:

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -85,9 +86,9 @@ class Gauge(Model):
     unit: str  # ns (timing) or the cycles program's counter unit
     samples: list[int]
 
-    def cost(self) -> float:
-        """The process's gauge: its smallest sample per iteration (the same reduction as a cell's quantity)."""
-        return min(self.samples) / self.per_sample
+    def per_iteration(self) -> np.ndarray:
+        """The samples per iteration, one per round (what a cell's samples of the same round are paired with)."""
+        return np.asarray(self.samples, dtype=float) / self.per_sample
 
 
 class TimingProcess(Model):
@@ -272,9 +273,10 @@ COLUMNS = {
     "counter": "timer or cycle counter used (clock-monotonic, x86-tsc-lfence, qemu-insn-region, ...)",
     "per_process": "each process's minimum cost behind the estimate (ns per block or key pair for speeds, counter "
                    "units otherwise); comparisons test these",
-    "gauge_relative": "the estimate divided by the machine-speed gauge measured in the same processes: each "
-                      "process's minimum cost over its gauge's minimum cost per iteration, the median over "
-                      "processes (a speed: times the gauge's cost, i.e. divided by the gauge's speed); NaN where no "
+    "gauge_relative": "the quantity relative to the machine-speed gauge measured in the same processes: in each "
+                      "process every round's cost over the gauge sample of the same round, their median over "
+                      "rounds, the median over processes (a speed: times the gauge's cost, i.e. divided by the "
+                      "gauge's speed); NaN where no "
                       "gauge was measured (runs before it, Java, instruction counts, facts)",
     "gauge_relative_low": "lower end of gauge_relative's confidence interval (order statistics of the median; NaN "
                           "where too few processes bound it)",
@@ -658,9 +660,9 @@ def measured_quantities(c: CellRecord) -> list[Quantity]:
         return []
     tq = timing_quantities([{ks: {op: d.model_dump() for op, d in ops.items()} for ks, ops in p.key_sizes.items()}
                             for p in m.timing], c.block_bits, m.timer,
-                           gauges=[p.gauge.cost() if p.gauge else None for p in m.timing])
+                           gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.timing])
     cq = cycle_quantities([[o.model_dump() for o in p.ops] for p in m.cycles],
-                          gauges=[p.gauge.cost() if p.gauge else None for p in m.cycles])
+                          gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.cycles])
     return tq + cq
 
 

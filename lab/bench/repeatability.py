@@ -34,13 +34,14 @@ KINDS = {
 GOALS = {"p90": 0.03, "max": 0.10, "tau": 0.95}
 GAUGE_GOALS = {"p90": 0.005, "max": 0.02}
 DISTURBED = 0.03  # a process whose gauge is this much slower than the run's clean gauge level: its neighbours
-MODE_GAP = 0.01  # groups of per-process ratios this far apart are modes; a minimum this far below the next sample is lone
+MODE_GAP = 0.01  # groups of per-process ratios this far apart are modes
+FEW_ROUNDS = 5  # a per-process median over fewer rounds than this rests on a few samples
 CAUSES = {  # what moves a gauge-relative figure between two runs, in the order they are tested (anatomy())
     "counter resolution": "one counter step is >= 1 % of the cost: the figure moves in steps",
     "disturbed processes": f"some process's gauge ran >= {100 * DISTURBED:.0f} % slower than the run's clean level "
                            "(a neighbour); its cost was disturbed by another amount",
-    "lone fast samples": "some process's minimum is one sample >= 1 % faster than its next (a burst the gauge, "
-                         "sampled at another moment, did not see): the figure depends on which processes caught one",
+    "few samples": f"some process measured the quantity in fewer than {FEW_ROUNDS} rounds (calls much longer than a "
+                   "sample: Encrypt-32768 of a slow cipher), so its median over rounds rests on a few samples",
     "layout modes": "the per-process ratios fall in groups >= 1 % apart (the cell's own code layout, which the gauge does "
                     "not share); the median lands in either",
     "other": "none of these: interference the gauge did not see, or too few processes",
@@ -178,10 +179,10 @@ def cause(qa: Quantity, qb: Quantity, level_a: float, level_b: float) -> str:
         return "counter resolution"
     if max(qa.gauge) > level_a * (1 + DISTURBED) or max(qb.gauge) > level_b * (1 + DISTURBED):
         return "disturbed processes"
-    if any(s > c * (1 + MODE_GAP) for q in (qa, qb) for c, s in zip(q.per_process, q.second)):
-        return "lone fast samples"
+    if any(len(q.samples) < FEW_ROUNDS * len(q.per_process) for q in (qa, qb)):
+        return "few samples"
     # modes within a run (a shift between the two runs is not one)
-    if any(_modal(np.asarray(q.per_process) / np.asarray(q.gauge)) for q in (qa, qb)):
+    if any(_modal(np.asarray(q.paired)) for q in (qa, qb)):
         return "layout modes"
     return "other"
 
@@ -202,8 +203,7 @@ def anatomy(run_a: Path, run_b: Path, rel: pd.DataFrame, above: float = GAUGE_GO
         c["n"] += 1
         if c["worst"] is None:
             c["worst"] = {"cell": r.cell, "metric": r.metric, "key_size": key[2], "n_blocks": key[3],
-                          "diff": float(r.diff), "ratios": [[round(float(x), 4) for x in
-                                                             np.asarray(q.per_process) / np.asarray(q.gauge)]
+                          "diff": float(r.diff), "ratios": [[round(float(x), 4) for x in q.paired]
                                                             for q in (qa, qb)]}
     disturbed = [sum(g > lv[q.counter] * (1 + DISTURBED) for q in qs.values() for g in q.gauge)
                  / max(1, sum(len(q.gauge) for q in qs.values())) for qs, lv in ((a, la), (b, lb))]
