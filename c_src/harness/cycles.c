@@ -192,7 +192,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nq; i++) {
         quantity *q = &qs[i];
         q->calls = fixed_calls ? fixed_calls : 1;
-        uint64_t t = timed_ns(q);
+        /* the smaller of two readings, also of the first: one slow first call (a page fault, an interrupt)
+         * read alone left M at 1, and a sample of a single short call in steps of the counter */
+        uint64_t t0 = timed_ns(q), t1 = timed_ns(q);
+        uint64_t t = t0 < t1 ? t0 : t1;
         while (!fixed_calls && q->op != NUL && t < target && q->calls < MAX_CALLS) {
             q->calls *= 2;
             uint64_t a = timed_ns(q), b = timed_ns(q);
@@ -211,9 +214,14 @@ int main(int argc, char **argv)
     const int gauged = strcmp(cl_counter_name(), "qemu-insn-region") != 0;
     unsigned long gauge_iters = 64;
     while (gauged && gauge_iters < MAX_CALLS * 64) {
-        uint64_t t0 = cl_now_ns();
-        gauge_sink = cl_gauge_work(gauge_iters);
-        if (cl_now_ns() - t0 >= target)
+        uint64_t best = UINT64_MAX;
+        for (int k = 0; k < 2; k++) { /* the smaller of two readings, as for the operations */
+            uint64_t t0 = cl_now_ns();
+            gauge_sink = cl_gauge_work(gauge_iters);
+            uint64_t t = cl_now_ns() - t0;
+            best = t < best ? t : best;
+        }
+        if (best >= target)
             break;
         gauge_iters *= 2;
     }
