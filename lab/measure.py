@@ -46,7 +46,8 @@ def cycles_args(cell: Cell, *, icount: bool = False) -> list[str]:
             "--sizes", ",".join(map(str, cell.profile.cycles.sizes))]
     if icount:
         return args + ["--samples", "1", "--warmup", "0", "--calls", "1"]
-    return args + ["--samples", str(s.samples), "--warmup", str(s.warmup), "--sample-us", str(s.sample_us)]
+    return args + ["--samples", str(s.samples), "--warmup", str(s.warmup), "--sample-us", str(s.sample_us),
+                   "--long-samples", str(s.long_samples)]
 
 
 # ----------------------------------------------------------- reading output

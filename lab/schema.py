@@ -196,6 +196,9 @@ class Sampling(Strict):
     samples: int = Field(10, gt=0, description="Samples per quantity in one process.")
     warmup: int = Field(2, ge=0, description="Untimed rounds before the samples of a process.")
     sample_us: int = Field(100, gt=0, description="Length of one sample in microseconds (work is sized to it).")
+    long_samples: int = Field(8, gt=0, description="Samples at least of an operation whose single call lasts "
+                                                   "much longer than a sample (Encrypt-32768 of a slow cipher): it "
+                                                   "takes fewer than `samples`, in the first rounds.")
     interleave: int = Field(12, gt=0, description="Cells measured together, one process each in turn.")
     emulated_processes: int = Field(2, ge=1, description="Processes per cell on emulated targets (their "
                                                           "timings measure QEMU; instruction counts are exact).")

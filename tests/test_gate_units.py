@@ -247,7 +247,7 @@ def cell(lab, cipher="rc6", impl=None, target="host", profile="quick", cycle_key
 
 
 def test_program_arguments_come_from_the_profile(lab):
-    c = cell(lab, "rijndael", "ttable", samples=7, warmup=3, sample_us=90)
+    c = cell(lab, "rijndael", "ttable", samples=7, warmup=3, sample_us=90, long_samples=4)
     t = c.profile.timing.blocks_per_call
     assert measure.timing_args(c) == ["--impl", "rijndael/ttable", "--key-bits", "128,192,256",
                                       "--blocks-per-call", str(t), "--samples", "7", "--warmup", "3",
@@ -255,7 +255,7 @@ def test_program_arguments_come_from_the_profile(lab):
     sizes = ",".join(map(str, c.profile.cycles.sizes))
     keys = ",".join(map(str, c.cycle_key_sizes))
     assert measure.cycles_args(c) == ["--impl", "rijndael/ttable", "--key-bits", keys, "--sizes", sizes,
-                                      "--samples", "7", "--warmup", "3", "--sample-us", "90"]
+                                      "--samples", "7", "--warmup", "3", "--sample-us", "90", "--long-samples", "4"]
     assert measure.cycles_args(c, icount=True) == ["--impl", "rijndael/ttable", "--key-bits", keys, "--sizes", sizes,
                                                    "--samples", "1", "--warmup", "0", "--calls", "1"]
     two = cell(lab, "rijndael", "ttable", cycle_keys=[128, 256])

@@ -4,7 +4,7 @@
  * interleaved samples.
  *
  *   cycles --impl CIPHER[/STRATEGY] [--key-bits 128] [--sizes 1,16,128,1024,32768]
- *          [--samples R] [--warmup W] [--sample-us U] [--calls M] [--seed S]
+ *          [--samples R] [--warmup W] [--sample-us U] [--long-samples L] [--calls M] [--seed S]
  *
  * Per key size it counts (counter.h) the cost of one call of
  *   ekey/dkey  set_encrypt_key / set_decrypt_key,
@@ -20,7 +20,7 @@
  * well below 1 % of a reading.  Encryptions work in place on one buffer, so
  * each call depends on the previous one, as a single call would be measured.
  * Every round takes one sample of every operation (operations whose sample
- * lasts much longer than U take fewer samples, at least LONG_SAMPLES), so a busy period
+ * lasts much longer than U take fewer samples, at least L), so a busy period
  * of the machine spoils one sample of each rather than a series.  W warm-up
  * rounds run the operations without reading the counter.  Raw deltas only:
  * the lab subtracts the overhead and divides by M and n.  Every round also
@@ -38,9 +38,10 @@
 
 #define PROG "cycles"
 #define MAX_CALLS (1ul << 20)
-/* The fewest samples of an operation whose single call lasts much longer than a sample (Encrypt-32768: 1 to
- * 25 ms on the lab's VM): the lab pairs each with the gauge sample of its round and takes their median per
- * process, which three samples left to one noisy one (docs/measurement.md). */
+/* The fewest samples, by default, of an operation whose single call lasts much longer than a sample
+ * (Encrypt-32768: 1 to 25 ms on the lab's VM; --long-samples L): the lab pairs each with the gauge sample of
+ * its round and takes their median per process, which three samples left to one noisy one
+ * (docs/measurement.md). */
 #define LONG_SAMPLES 8
 
 typedef void (*null_fn)(void);
@@ -122,7 +123,7 @@ int main(int argc, char **argv)
 {
     const char *impl_name = NULL;
     cl_list key_bits = {{128}, 1}, sizes = {{1, 16, 128, 1024, 32768}, 5};
-    unsigned long samples = 10, warmup = 2, sample_us = 100, fixed_calls = 0;
+    unsigned long samples = 10, warmup = 2, sample_us = 100, fixed_calls = 0, long_samples = LONG_SAMPLES;
     uint64_t seed = 1999;
     const cl_option opts[] = {
         {"--impl", CL_OPT_STR, &impl_name},
@@ -131,14 +132,15 @@ int main(int argc, char **argv)
         {"--samples", CL_OPT_ULONG, &samples},
         {"--warmup", CL_OPT_ULONG, &warmup},
         {"--sample-us", CL_OPT_ULONG, &sample_us},
+        {"--long-samples", CL_OPT_ULONG, &long_samples},
         {"--calls", CL_OPT_ULONG, &fixed_calls},
         {"--seed", CL_OPT_U64, &seed},
         {NULL, CL_OPT_FLAG, NULL},
     };
     cl_parse_options(PROG, argc, argv, opts);
     const cl_impl *impl = cl_require_impl(PROG, impl_name);
-    if (!samples || !sample_us)
-        cl_die(PROG, "need --samples > 0 and --sample-us > 0", NULL);
+    if (!samples || !sample_us || !long_samples)
+        cl_die(PROG, "need --samples > 0, --sample-us > 0 and --long-samples > 0", NULL);
     unsigned long maxn = 1;
     for (size_t i = 0; i < sizes.n; i++) {
         if (!sizes.v[i])
@@ -202,9 +204,9 @@ int main(int argc, char **argv)
             t = a < b ? a : b;
         }
         q->samples = samples;
-        if (samples > LONG_SAMPLES && t > 4 * target) {
+        if (samples > long_samples && t > 4 * target) {
             uint64_t fit = (uint64_t)samples * 4 * target / t;
-            q->samples = fit < LONG_SAMPLES ? LONG_SAMPLES : (unsigned long)fit;
+            q->samples = fit < long_samples ? long_samples : (unsigned long)fit;
         }
         q->d = calloc(q->samples, sizeof *q->d);
         if (!q->d)
