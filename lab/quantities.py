@@ -63,7 +63,7 @@ def gauge_relative(q: Quantity, confidence: float) -> stats.Estimate | None:
     order-statistic interval (a speed: rate_work over it, i.e. the rate divided by the gauge's speed).
 
     Paired by round, because the machine changes speed within a process (two speed modes 2.4 % apart on the
-    lab's VM that come and go within milliseconds, the same for every workload): a sample and the gauge sample of
+    lab's VM, the same for every workload, switching between two rounds of one process): a sample and the gauge sample of
     its own round share the mode, a process's two minima need not.  Medians, because a sample or a gauge sample
     that a neighbour disturbed must not decide the figure (the minimum over ratios picks the most disturbed
     gauge); over processes, because the process is the unit of replication.  bench.repeatability, two quick runs
