@@ -112,6 +112,14 @@ static uint64_t timed_ns(quantity *q)
     return cl_now_ns() - t0;
 }
 
+/* The smaller of two timed samples: what sizes a sample.  From one reading, a slow first call (a page fault,
+ * an interrupt) left M at 1, and that process timed single short calls in steps of the counter. */
+static uint64_t best_ns(quantity *q)
+{
+    uint64_t a = timed_ns(q), b = timed_ns(q);
+    return a < b ? a : b;
+}
+
 /* Key schedules stay valid for the block operations: key-setup samples
  * rewrite the same key; the key changes between rounds. */
 static void next_key(key_state *k, unsigned long r)
@@ -194,14 +202,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nq; i++) {
         quantity *q = &qs[i];
         q->calls = fixed_calls ? fixed_calls : 1;
-        /* the smaller of two readings, also of the first: one slow first call (a page fault, an interrupt)
-         * read alone left M at 1, and a sample of a single short call in steps of the counter */
-        uint64_t t0 = timed_ns(q), t1 = timed_ns(q);
-        uint64_t t = t0 < t1 ? t0 : t1;
+        uint64_t t = best_ns(q);
         while (!fixed_calls && q->op != NUL && t < target && q->calls < MAX_CALLS) {
             q->calls *= 2;
-            uint64_t a = timed_ns(q), b = timed_ns(q);
-            t = a < b ? a : b;
+            t = best_ns(q);
         }
         q->samples = samples;
         if (samples > long_samples && t > 4 * target) {
@@ -214,19 +218,7 @@ int main(int argc, char **argv)
     }
 
     const int gauged = strcmp(cl_counter_name(), "qemu-insn-region") != 0;
-    unsigned long gauge_iters = 64;
-    while (gauged && gauge_iters < MAX_CALLS * 64) {
-        uint64_t best = UINT64_MAX;
-        for (int k = 0; k < 2; k++) { /* the smaller of two readings, as for the operations */
-            uint64_t t0 = cl_now_ns();
-            gauge_sink = cl_gauge_work(gauge_iters);
-            uint64_t t = cl_now_ns() - t0;
-            best = t < best ? t : best;
-        }
-        if (best >= target)
-            break;
-        gauge_iters *= 2;
-    }
+    const unsigned long gauge_iters = gauged ? cl_gauge_size(target, MAX_CALLS * 64) : 64;
     uint64_t *gauge_d = calloc(samples, sizeof *gauge_d);
     if (!gauge_d)
         cl_die(PROG, "out of memory", NULL);

@@ -165,13 +165,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nq; i++)
         calibrate(&qs[i], (uint64_t)sample_us * 1000u);
-    unsigned long gauge_iters = 64;
-    while (gauge_iters < MAX_PER_SAMPLE) { /* the smaller of two readings, as calibrate() */
-        uint64_t a = gauge_sample(gauge_iters), b = gauge_sample(gauge_iters);
-        if ((a < b ? a : b) >= (uint64_t)sample_us * 1000u)
-            break;
-        gauge_iters *= 2;
-    }
+    const unsigned long gauge_iters = cl_gauge_size((uint64_t)sample_us * 1000u, MAX_PER_SAMPLE);
     uint64_t *gauge_ns = calloc(samples, sizeof *gauge_ns);
     if (!gauge_ns)
         cl_die(PROG, "out of memory", NULL);

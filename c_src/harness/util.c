@@ -147,6 +147,27 @@ __attribute__((noinline)) uint32_t cl_gauge_work(unsigned long iters)
     return x;
 }
 
+static volatile uint32_t gauge_size_sink;
+
+static uint64_t gauge_reading(unsigned long iters)
+{
+    uint64_t t0 = cl_now_ns();
+    gauge_size_sink = cl_gauge_work(iters);
+    return cl_now_ns() - t0;
+}
+
+unsigned long cl_gauge_size(uint64_t target_ns, unsigned long max_iters)
+{
+    unsigned long iters = 64;
+    while (iters < max_iters) {
+        uint64_t a = gauge_reading(iters), b = gauge_reading(iters);
+        if ((a < b ? a : b) >= target_ns)
+            break;
+        iters *= 2;
+    }
+    return iters;
+}
+
 void cl_json_gauge(FILE *f, unsigned long per_sample, const char *unit, const uint64_t *v, size_t n)
 {
     fprintf(f, "{\"type\":\"gauge\",\"workload\":\"%s\",\"per_sample\":%lu,\"unit\":\"%s\"",

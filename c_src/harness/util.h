@@ -37,14 +37,18 @@ void cl_json_u64_array(FILE *f, const char *name, const uint64_t *v, size_t n);
  * A fixed reference workload that `timing` and `cycles` sample once per
  * round beside the cell's own samples, with the same clock or counter, so
  * that it sees the same memory layout, frequency and neighbours as the cell.
- * The lab divides each process's minimum cost by the process's minimum gauge
- * cost (lab/quantities.py).  Change the work and you must change the name:
+ * The lab divides each sample's cost by the gauge sample of the same round
+ * (lab/quantities.py).  Change the work and you must change the name:
  * gauges of different workloads are never compared. */
 #define CL_GAUGE_WORKLOAD "rotl-xor-table-v1"
 /* `iters` dependent steps of table lookups, rotates, xors and adds over a
  * 1 KiB table (the kind of work a table-driven cipher does); returns the
  * final state so that the work cannot be dropped. */
 uint32_t cl_gauge_work(unsigned long iters);
+/* The gauge's iterations per sample: doubled from 64 (to at most max_iters)
+ * until a sample lasts target_ns, each size judged by the smaller of two
+ * readings (one slow reading must not end the doubling early). */
+unsigned long cl_gauge_size(uint64_t target_ns, unsigned long max_iters);
 /* Prints the {"type":"gauge",...} record (with newline) of n samples of
  * per_sample iterations each, in `unit`. */
 void cl_json_gauge(FILE *f, unsigned long per_sample, const char *unit, const uint64_t *v, size_t n);
