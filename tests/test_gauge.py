@@ -66,13 +66,14 @@ def test_gauge_relative_is_each_process_cost_over_its_own_gauge(tmp_path):
 def test_gauge_relative_pairs_each_sample_with_its_rounds_gauge_so_speed_modes_and_lone_bursts_cancel(tmp_path):
     """The lab's VM switches between two speeds 2.4 % apart within a process, for every workload at once; and a
     single sample sometimes runs a few percent fast alone (a burst the gauge, sampled at another moment of the
-    round, does not see).  Five rounds per process: in each process one round in the fast mode (cost and gauge
-    alike) and one lone burst on the cell's sample.  The minima give the burst over the fast gauge; the median of
-    the rounds' paired ratios gives the cell's cost over the gauge."""
+    round, does not see).  Five rounds per process: in each process two rounds in the fast mode (cost and gauge
+    alike) and one lone burst on the cell's sample in a slow round.  The minima give the burst over the fast
+    gauge, the medians the fast mode's cost over the slow gauge (their rounds differ); the median of the rounds'
+    paired ratios gives the cell's cost over the gauge."""
     procs = []
     for i in range(3):
         mode = [1.0] * 5
-        mode[i] = 1 / 1.024  # this round ran in the fast mode
+        mode[i] = mode[(i + 1) % 5] = 1 / 1.024  # these rounds ran in the fast mode
         burst = [1.0] * 5
         burst[(i + 2) % 5] = 0.965  # this sample alone ran 3.5 % fast
         ns = [round(100 * 100 * m * b) for m, b in zip(mode, burst)]
@@ -86,6 +87,26 @@ def test_gauge_relative_pairs_each_sample_with_its_rounds_gauge_so_speed_modes_a
     assert enc.gauge_relative == pytest.approx(128e6 / 50, rel=1e-3)  # 100 ns per block over 2 ns
     minima = 100 * 0.965 / (2.0 / 1.024)  # what each process's two minima would have said (the burst over the
     assert abs(128e6 / minima / enc.gauge_relative - 1) > 0.01  # fast mode's gauge): 1.2 % off, above the goal
+    medians = 100 / 1.024 / 2.0  # each process's median cost (a fast round) over its median gauge (a slow one)
+    assert abs(128e6 / medians / enc.gauge_relative - 1) > 0.02
+
+
+def test_an_operation_with_fewer_samples_than_rounds_is_paired_with_the_rounds_it_took_them_in(tmp_path):
+    """A call much longer than a sample (Encrypt-32768) takes its few samples in the first rounds: they are paired
+    with those rounds' gauge samples.  Here the first two rounds ran in the fast mode, the other three not."""
+    fast = 1 / 1.024
+    timing, _ = _processes([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
+    cycles = []
+    for i in range(3):
+        q = synth.cycles_process({("null", 1): (1, [40] * 5),
+                                  ("encrypt", 32768): (1, [40 + round(10 * 32768 * fast)] * 2)}, started=float(i))
+        q["gauge"] = _gauge(2.5, unit="tsc_ticks", rounds=(fast, fast, 1.0, 1.0, 1.0))
+        cycles.append(q)
+    d = synth.write_run(tmp_path / "results", [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing,
+                                                          cycles=cycles)])
+    df = results.load(d, tmp_path / "results")
+    long = df[(df.metric == "encrypt_per_block") & (df.n_blocks == 32768)].iloc[0]
+    assert long.gauge_relative == pytest.approx(10 / 2.5, rel=1e-3)  # not 10 * fast / 2.5 (the last rounds)
 
 
 def test_gauge_relative_removes_a_slower_machine_the_absolute_figure_keeps(tmp_path):
@@ -146,7 +167,8 @@ def test_a_real_run_stores_the_gauge_of_every_process(fixture_lab, tmp_path):
                                     icount=False)).run_dir
     _, (cell,) = results.read_run(d)
     procs = cell.measurement.timing + cell.measurement.cycles
-    assert procs and all(p.gauge and p.gauge.workload == "rotl-xor-table-v1" and (p.gauge.per_iteration() > 0).all() for p in procs)
+    assert procs and all(p.gauge and p.gauge.workload == "rotl-xor-table-v1" and (p.gauge.per_iteration() > 0).all()
+                         for p in procs)
     assert {p.gauge.unit for p in cell.measurement.timing} == {"ns"}
     df = results.load(d, tmp_path / "results")
     timed = df[df.metric.isin(["encrypt_speed", "ekey"]) & ~df.below_resolution]
