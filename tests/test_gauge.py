@@ -198,3 +198,26 @@ def test_compare_and_history_show_the_gauge_relative_figures_beside_the_absolute
     assert "spread p50 4.00 %" in line and "relative to the machine-speed gauge (1 of them): p50 0.00 %" in line
     page = history.write_site(df, [], history.noise_gauge(df), tmp_path / "reports").read_text()
     assert "encrypt_speed relative to the machine-speed gauge" in page  # the figure beside the absolute one
+
+
+def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_sample(fixture_lab, tmp_path):
+    """--long-samples (the profile's long_samples) is the fewest samples of an operation whose call lasts much
+    longer than a sample: Encrypt-32768 of DES (about a millisecond) with 20 rounds of 20 us takes exactly 6, the
+    short operations all 20; the gauge has a sample per round to pair them with."""
+    import subprocess
+
+    from lab.run import RunRequest, run
+
+    m = tmp_path / "matrix.yaml"
+    m.write_text("ciphers: [des]\ntoolchains: [gcc-O3]\ntargets: [host]\nprofile: smoke\n")
+    run(fixture_lab, RunRequest(matrix=m, results_dir=tmp_path / "results", build_dir=tmp_path / "build",
+                                icount=False))
+    (program,) = (tmp_path / "build").rglob("cycles")
+    out = subprocess.run([str(program), "--impl", "des", "--key-bits", "64", "--sizes", "1,32768", "--samples", "20",
+                          "--sample-us", "20", "--long-samples", "6"], capture_output=True, text=True, check=True).stdout
+    records = protocol.read(Completed([str(program)], 0, out, "", 0.1), "cycles")
+    taken = {(r.op, r.n): len(r.deltas) for r in protocol.of(records, protocol.CyclesRecord)}
+    assert taken[("encrypt", 32768)] == taken[("decrypt", 32768)] == 6
+    assert taken[("encrypt", 1)] == taken[("ekey", 1)] == 20
+    (g,) = protocol.of(records, protocol.GaugeRecord)
+    assert len(g.samples) == 20
