@@ -35,13 +35,13 @@ GOALS = {"p90": 0.03, "max": 0.10, "tau": 0.95}
 GAUGE_GOALS = {"p90": 0.005, "max": 0.02}
 DISTURBED = 0.03  # a process whose gauge is this much slower than the run's clean gauge level: its neighbours
 MODE_GAP = 0.01  # groups of per-process ratios this far apart are modes
-FEW_ROUNDS = 5  # a per-process median over fewer rounds than this rests on a few samples
+FEW_ROUNDS = 5  # a per-process median over fewer rounds than this (on average) rests on a few samples
 CAUSES = {  # what moves a gauge-relative figure between two runs, in the order they are tested (anatomy())
     "counter resolution": "one counter step is >= 1 % of the cost: the figure moves in steps",
     "disturbed processes": f"some process's gauge ran >= {100 * DISTURBED:.0f} % slower than the run's clean level "
                            "(a neighbour); its cost was disturbed by another amount",
-    "few samples": f"some process measured the quantity in fewer than {FEW_ROUNDS} rounds (calls much longer than a "
-                   "sample: Encrypt-32768 of a slow cipher), so its median over rounds rests on a few samples",
+    "few samples": f"the processes measured the quantity in fewer than {FEW_ROUNDS} rounds on average (calls much "
+                   "longer than a sample: Encrypt-32768 of a slow cipher), so each median over rounds rests on a few",
     "layout modes": "the per-process ratios fall in groups >= 1 % apart (the cell's own code layout, which the gauge does "
                     "not share); the median lands in either",
     "other": "none of these: interference the gauge did not see, or too few processes",
