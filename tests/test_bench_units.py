@@ -237,6 +237,25 @@ def test_the_anatomy_names_what_moved_the_gauge_relative_figures(tmp_path, run_a
     assert any(line.startswith("what moved the 3 of 3 quantities") for line in text)
 
 
+def test_the_disturbed_share_counts_processes_not_the_quantities_they_measured(tmp_path):
+    """Three of one cell's five processes ran with a disturbed gauge in run B; a second cell measured three key
+    sizes (nine quantities per process, the first three) in five clean processes: 3 of 10 processes, where
+    counting (quantity, process) pairs would say 9 of 60."""
+    def many_keys(gauges):
+        procs = [synth.timing_process({ks: {"encrypt": (100, [10000] * 9), "decrypt": (100, [10000] * 9),
+                                            "key_setup": (10, [4000] * 9)} for ks in (128, 192, 256)})
+                 for _ in gauges]
+        for pr, g in zip(procs, gauges):
+            pr["gauge"] = {"workload": "rotl-xor-table-v1", "per_sample": 1000, "unit": "ns", "samples": [g] * 9}
+        return synth.cell("serpent", "ref", timing=procs)
+    rd = tmp_path / "results"
+    a = synth.write_run(rd, [_processes([(1, 1)] * 5), many_keys([2000] * 5)])
+    b = synth.write_run(rd, [_processes([(1, 1), (1, 1), (1.02, 1.1), (1.02, 1.1), (1.02, 1.1)]),
+                             many_keys([2000] * 5)])
+    rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
+    assert repeatability.anatomy(a, b, rel)["disturbed_processes"] == [0, 0.3]
+
+
 def test_modes_are_groups_at_least_one_percent_apart_with_two_on_each_side():
     assert repeatability._modal(np.array([1, 1.001, 1.05, 1.051]))
     assert not repeatability._modal(np.array([1, 1.002, 1.004, 1.006, 1.008, 1.010, 1.012]))  # a spread, no gap

@@ -158,11 +158,19 @@ def _gauged(run_dir: Path) -> dict[tuple, Quantity]:
             if q.metric != "null_overhead" and q.per_process and q.gauge and all(q.gauge)}
 
 
+def _process_gauges(qs: dict[tuple, Quantity]) -> list[tuple[str, float]]:
+    """Each measuring process's gauge once, with its counter (the gauge's unit): the quantities of one program in
+    one cell share their processes' gauges, so a process is (cell, counter, index), however many quantities it
+    measured."""
+    return list({(key[0], q.counter, i): (q.counter, g) for key, q in qs.items()
+                 for i, g in enumerate(q.gauge)}.values())
+
+
 def _clean_levels(qs: dict[tuple, Quantity]) -> dict[str, float]:
-    """Per counter (the gauge's unit), the run's clean gauge level: the 5th percentile of its processes' gauges."""
+    """Per counter, the run's clean gauge level: the 5th percentile of its processes' gauges."""
     by: dict[str, list[float]] = {}
-    for q in qs.values():
-        by.setdefault(q.counter, []).extend(q.gauge)
+    for counter, g in _process_gauges(qs):
+        by.setdefault(counter, []).append(g)
     return {k: float(np.quantile(v, 0.05)) for k, v in by.items()}
 
 
@@ -205,8 +213,8 @@ def anatomy(run_a: Path, run_b: Path, rel: pd.DataFrame, above: float = GAUGE_GO
             c["worst"] = {"cell": r.cell, "metric": r.metric, "key_size": key[2], "n_blocks": key[3],
                           "diff": float(r.diff), "ratios": [[round(float(x), 4) for x in q.paired]
                                                             for q in (qa, qb)]}
-    disturbed = [sum(g > lv[q.counter] * (1 + DISTURBED) for q in qs.values() for g in q.gauge)
-                 / max(1, sum(len(q.gauge) for q in qs.values())) for qs, lv in ((a, la), (b, lb))]
+    disturbed = [sum(g > lv[counter] * (1 + DISTURBED) for counter, g in gs) / max(1, len(gs))
+                 for gs, lv in ((_process_gauges(a), la), (_process_gauges(b), lb))]
     return {"above": above, "quantities": int(len(rel)), "causes": {k: out[k] for k in CAUSES if k in out},
             "disturbed_processes": [round(float(x), 4) for x in disturbed]}
 
