@@ -59,18 +59,21 @@ def _as_reported(q: Quantity, e: stats.Estimate) -> stats.Estimate:
 
 def gauge_relative(q: Quantity, confidence: float) -> stats.Estimate | None:
     """q relative to the machine-speed gauge of its own processes: in each process, every round's cost over the
-    gauge's sample of the same round, and their median over the rounds; over processes the median, with its
-    order-statistic interval (a speed: rate_work over it, i.e. the rate divided by the gauge's speed).
+    gauge's sample of the same round, and their median over the rounds; over processes the 20 % trimmed mean, with
+    its Tukey–McLaughlin interval (stats.trimmed_mean; a speed: rate_work over it, i.e. the rate divided by the
+    gauge's speed).
 
     Paired by round, because the machine changes speed within a process (two speed modes 2.4 % apart on the
     lab's VM, the same for every workload, switching between two rounds of one process): a sample and the gauge sample of
     its own round share the mode, a process's two minima need not.  Medians, because a sample or a gauge sample
     that a neighbour disturbed must not decide the figure (the minimum over ratios picks the most disturbed
-    gauge); over processes, because the process is the unit of replication.  bench.repeatability, two quick runs
-    back to back, p90 / max of the differences: docs/measurement.md.  None when some process has no gauge."""
+    gauge); over processes, because the process is the unit of replication; a trimmed mean there, because the
+    processes' own layouts spread their ratios without outliers (a median of ten lands on one of them) while a few
+    disturbed processes sit at the ends.  bench.repeatability, two quick runs back to back, p90 / max of the
+    differences: docs/measurement.md.  None when some process has no gauge."""
     if not q.paired or len(q.paired) != len(q.per_process) or any(r is None for r in q.paired):
         return None
-    return _as_reported(q, stats.estimate(q.paired, "median", confidence))
+    return _as_reported(q, stats.trimmed_mean(q.paired, confidence))
 
 
 def _pair(costs: np.ndarray, gauge: np.ndarray | None) -> tuple[float | None, float | None]:

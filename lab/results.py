@@ -275,11 +275,11 @@ COLUMNS = {
                    "units otherwise); comparisons test these",
     "gauge_relative": "the quantity relative to the machine-speed gauge measured in the same processes: in each "
                       "process every round's cost over the gauge sample of the same round, their median over "
-                      "rounds, the median over processes (a speed: times the gauge's cost, i.e. divided by the "
+                      "rounds, the 20 % trimmed mean over processes (a speed: times the gauge's cost, i.e. divided by the "
                       "gauge's speed); NaN where no "
                       "gauge was measured (runs before it, Java, instruction counts, facts)",
-    "gauge_relative_low": "lower end of gauge_relative's confidence interval (order statistics of the median; NaN "
-                          "where too few processes bound it)",
+    "gauge_relative_low": "lower end of gauge_relative's confidence interval (Tukey-McLaughlin, the trimmed mean's t "
+                          "interval on the Winsorized variance; NaN with one process)",
     "gauge_relative_high": "upper end of gauge_relative's confidence interval",
     "steal_fraction": "CPU steal time / CPU time on the measuring CPU while the cell was measured",
     "compiler": "compiler executable",

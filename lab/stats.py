@@ -16,6 +16,9 @@ per-process minima are summarised by an estimator over processes:
   process"; its interval is the distribution-free order-statistic interval of
   the median (scipy.stats.quantile_test), exact for any distribution.
 
+The machine-speed-gauge-relative figure (lab/quantities.py) is summarised over processes by the 20 % trimmed
+mean (:func:`trimmed_mean`), with the Tukey–McLaughlin interval (scipy.stats.mstats.trimmed_mean_ci).
+
 Every estimate carries the estimator's name, its interval and the relative
 half-width that the adaptive sampling compares with the profile's target.
 """
@@ -114,6 +117,28 @@ def estimate(per_process: Sequence[float], estimator: str = "min", confidence: f
     # an end the order statistics cannot bound (too few processes) is NaN (scipy's value)
     ci = sps.quantile_test(a, q=point, p=0.5).confidence_interval(confidence)
     return Estimate(point, float(ci.low), float(ci.high), "median", int(a.size), confidence)
+
+
+TRIM = 0.2  # the share trimmed from each end by trimmed_mean
+
+
+def trimmed_mean(values: Sequence[float], confidence: float = 0.95, proportion: float = TRIM) -> Estimate:
+    """The mean of the values left when `proportion` of them (rounded down) are cut from each end, with its
+    Tukey–McLaughlin interval (Student's t on the Winsorized variance, n - 2g - 1 degrees of freedom; NaN ends with
+    fewer than two values).  Robust like the median to a few disturbed values at either end (up to `proportion`),
+    and steadier than it when the values are spread without outliers (each process's own layout): over the 29 pairs
+    of stored repeatability runs it halved how often two runs missed the gauge goal (docs/measurement.md)."""
+    a = np.sort(np.asarray(values, dtype=float))
+    if a.size == 0:
+        raise ValueError("no processes")
+    name = f"trimmed mean {round(100 * proportion)} %"
+    point = float(sps.trim_mean(a, proportion))
+    if a.size < 2:
+        return Estimate(point, math.nan, math.nan, name, 1, confidence)
+    if a[0] == a[-1]:
+        return Estimate(point, point, point, name, int(a.size), confidence)
+    low, high = sps.mstats.trimmed_mean_ci(a, limits=(proportion, proportion), alpha=1 - confidence)
+    return Estimate(point, float(low), float(high), name, int(a.size), confidence)
 
 
 def counter_step(deltas: Sequence[int]) -> int:

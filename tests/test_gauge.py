@@ -51,8 +51,9 @@ def test_gauge_relative_is_each_process_cost_over_its_own_gauge(tmp_path):
     # a speed divided by the gauge's speed: (128e6 / 100 ns) * 2 ns = 128e6 / (100 / 2)
     assert enc.estimate == pytest.approx(128e6 / 100)
     assert enc.gauge_relative == pytest.approx(128e6 / 50)
-    # three processes cannot bound a median at 95 % (order statistics): the interval's ends are unknown, not made up
-    assert math.isnan(enc.gauge_relative_low) and math.isnan(enc.gauge_relative_high)
+    # three processes that agree relative to their gauges: a trimmed mean's interval as narrow as their agreement
+    assert enc.gauge_relative_low <= enc.gauge_relative <= enc.gauge_relative_high
+    assert enc.gauge_relative_high / enc.gauge_relative_low - 1 < 1e-6
     key = df[df.metric == "key_setup_speed"].iloc[0]
     assert key.gauge_relative == pytest.approx(2e9 / (2000 / 2))
     ekey = df[df.metric == "ekey"].iloc[0]  # a cost divided by the gauge's cost: 500 ticks / 5 ticks
@@ -109,6 +110,29 @@ def test_an_operation_with_fewer_samples_than_rounds_is_paired_with_the_rounds_i
     assert long.gauge_relative == pytest.approx(10 / 2.5, rel=1e-3)  # not 10 * fast / 2.5 (the last rounds)
 
 
+def test_gauge_relative_over_processes_is_the_20_percent_trimmed_mean_with_its_tukey_mclaughlin_interval(tmp_path):
+    """Ten processes whose EKey over gauge ratios are 100 (six), 103 (three) and 150 (one, disturbed): the median
+    would say 100, the mean 105.9; the 20 % trimmed mean cuts two from each end and says 101.  Its interval is
+    Student's t (n - 2g - 1 = 5 degrees of freedom) on the Winsorized values (100 x 6, 103 x 4), computed here by
+    hand."""
+    factors = [1.0] * 6 + [1.03] * 3 + [1.5]
+    df = _load(tmp_path, [1.0] * 10, [2.0 / f for f in factors])
+    ekey = df[df.metric == "ekey"].iloc[0]
+    assert ekey.gauge_relative == pytest.approx(101, rel=1e-3)
+    w = [100.0] * 6 + [103.0] * 4
+    mean = sum(w) / 10
+    sd = math.sqrt(sum((x - mean) ** 2 for x in w) / 9)
+    half = 2.5706 * sd / (0.6 * math.sqrt(10))  # t(0.975, 5) = 2.5706
+    assert ekey.gauge_relative_low == pytest.approx(101 - half, rel=1e-3)
+    assert ekey.gauge_relative_high == pytest.approx(101 + half, rel=1e-3)
+
+
+def test_one_process_gives_a_gauge_relative_figure_without_an_interval(tmp_path):
+    ekey = _load(tmp_path, [1.0], [2.0]).query("metric == 'ekey'").iloc[0]
+    assert ekey.gauge_relative == pytest.approx(100)
+    assert math.isnan(ekey.gauge_relative_low) and math.isnan(ekey.gauge_relative_high)
+
+
 def test_gauge_relative_removes_a_slower_machine_the_absolute_figure_keeps(tmp_path):
     fast = _load(tmp_path / "a", [1.0, 1.05, 1.1], [2.0, 2.1, 2.2])
     slow = _load(tmp_path / "b", [1.04, 1.09, 1.14], [2.08, 2.18, 2.28])  # the whole machine 4 % slower
@@ -117,9 +141,9 @@ def test_gauge_relative_removes_a_slower_machine_the_absolute_figure_keeps(tmp_p
     assert b.gauge_relative / a.gauge_relative == pytest.approx(1.0, abs=1e-3)
 
 
-def test_gauge_relative_is_the_median_over_processes_so_one_disturbed_gauge_does_not_move_it(tmp_path):
+def test_gauge_relative_over_processes_trims_the_ends_so_two_disturbed_gauges_do_not_move_it(tmp_path):
     # twelve processes, every cost and gauge in the same proportion but in two of them a neighbour slowed the gauge
-    # by 30 % and the cell by only 5 %: the minimum over the ratios would follow those two, the median does not
+    # by 30 % and the cell by only 5 %: the minimum over the ratios would follow those two, the trimmed mean cuts them
     layout = [1.0, 1.02, 1.0, 1.05, 1.01, 1.0, 1.03, 1.05, 1.0, 1.02, 1.04, 1.0]
     gauge = [2.0 * f for f in layout]
     gauge[3], gauge[7] = 2.0 * 1.3, 2.0 * 1.3
