@@ -177,6 +177,35 @@ def test_min_interval_tells_how_far_a_repeat_moves_the_best_case():
     assert len(narrow) > 100 and np.median(narrow) < 0.01 and wide > 10
 
 
+def test_trimmed_mean_cuts_a_fifth_from_each_end_with_the_tukey_mclaughlin_interval_computed_by_hand():
+    # 100 (six), 103 (three), 150 (one disturbed process): median 100, mean 105.9; cut two from each end: 101.
+    # Winsorized: 100 x 6, 103 x 4, sd 1.5492; half-width t(0.975, 10 - 2*2 - 1 = 5) = 2.5706 * sd / (0.6 sqrt 10)
+    e = stats.trimmed_mean([103, 100, 150, 100, 103, 100, 100, 103, 100, 100], 0.95)
+    w = [100.0] * 6 + [103.0] * 4
+    half = 2.5706 * float(np.std(w, ddof=1)) / (0.6 * math.sqrt(10))
+    assert e.estimate == pytest.approx(101)
+    assert (e.ci_low, e.ci_high) == (pytest.approx(101 - half, rel=1e-4), pytest.approx(101 + half, rel=1e-4))
+    assert e.processes == 10 and e.confidence == 0.95 and e.estimator == "trimmed mean 20 %"
+    narrow = stats.trimmed_mean([103, 100, 150, 100, 103, 100, 100, 103, 100, 100], 0.80)
+    assert e.ci_low < narrow.ci_low < narrow.ci_high < e.ci_high  # the confidence is the one asked for
+    one = stats.trimmed_mean([7.0])
+    assert one.estimate == 7.0 and math.isnan(one.ci_low) and math.isnan(one.ci_high)
+    same = stats.trimmed_mean([5.0, 5.0, 5.0])
+    assert (same.estimate, same.ci_low, same.ci_high) == (5.0, 5.0, 5.0)
+
+
+def test_the_gauge_relative_figure_is_the_trimmed_mean_of_the_processes_paired_ratios():
+    from lab.quantities import Quantity, gauge_relative
+    q = Quantity("ekey", 128, None, "tsc_ticks", "x86-tsc-lfence", per_process=[500.0] * 10,
+                 gauge=[5.0] * 10, paired=[103, 100, 150, 100, 103, 100, 100, 103, 100, 100])
+    assert gauge_relative(q, 0.95).estimate == pytest.approx(101)  # the median would say 100, the mean 105.9
+    speed = Quantity("encrypt_speed", 128, None, "Kbit/s", "clock-monotonic", per_process=[100.0] * 10,
+                     gauge=[2.0] * 10, paired=[50.0] * 9 + [80.0], rate_work=128e6)
+    assert gauge_relative(speed, 0.95).estimate == pytest.approx(128e6 / 50)  # a speed: rate_work over it
+    speed.paired[3] = None
+    assert gauge_relative(speed, 0.95) is None  # a process without a gauge
+
+
 # ----------------------------------------------------------------- compare
 def test_compare_finds_a_known_factor_and_calls_noise_no_change():
     rng = np.random.default_rng(11)
