@@ -57,6 +57,10 @@ def _as_reported(q: Quantity, e: stats.Estimate) -> stats.Estimate:
     return e.inverted(q.rate_work) if q.rate_work is not None else e
 
 
+GAUGE_STATISTIC = (f"per process the median over rounds of each round's cost over the same round's gauge sample; "
+                   f"over processes the {round(100 * stats.TRIM)} % trimmed mean (Tukey-McLaughlin interval)")
+
+
 def gauge_relative(q: Quantity, confidence: float) -> stats.Estimate | None:
     """q relative to the machine-speed gauge of its own processes: in each process, every round's cost over the
     gauge's sample of the same round, and their median over the rounds; over processes the 20 % trimmed mean, with

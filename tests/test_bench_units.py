@@ -193,6 +193,7 @@ def test_two_stored_runs_are_judged_again_without_measuring(lab, tmp_path):
     assert doc["wall_seconds"] is None and doc["runs"] == [str(a.relative_to(tmp_path)), str(b.relative_to(tmp_path))]
     assert doc["headline"]["all"]["p50"] == pytest.approx(1 - 1 / 1.03, rel=1e-2)
     assert doc["gauge_relative"]["relative"]["all"]["max"] == pytest.approx(0, abs=1e-3)
+    assert "trimmed mean" in doc["gauge_statistic"]  # which statistic the stored figures come from
     assert said[0].startswith("bench.repeatability: judging the stored runs") and "judged again" in said[1]
     assert json.loads((tmp_path / "again.json").read_text())["runs"] == doc["runs"]
 

@@ -22,6 +22,7 @@ from scipy.stats import kendalltau
 
 from ..status import Status
 from .. import results
+from ..quantities import GAUGE_STATISTIC
 from ..config import Lab, shown
 from . import header, store
 from ..run import RunRequest, run
@@ -130,7 +131,7 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
                                                                      "implementations": implementations,
                                                                      "profile": profile or "quick"},
            "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
-           "gauge_relative": gauge_summary(a, b, runs), "gauge_goals": GAUGE_GOALS,
+           "gauge_relative": gauge_summary(a, b, runs), "gauge_statistic": GAUGE_STATISTIC, "gauge_goals": GAUGE_GOALS,
            "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()}}
     say(format_summary(doc))
     store(lab.root, doc, "repeatability", out, say)
