@@ -53,15 +53,6 @@ typedef struct {
 static uint8_t *in_buf, *out_buf;
 static unsigned long per_call = 1;
 
-static volatile uint32_t gauge_sink;
-
-static uint64_t gauge_sample(unsigned long iters)
-{
-    uint64_t t0 = cl_now_ns();
-    gauge_sink = cl_gauge_work(iters);
-    return cl_now_ns() - t0;
-}
-
 static uint64_t sample(quantity *q)
 {
     key_state *k = q->k;
@@ -177,7 +168,7 @@ int main(int argc, char **argv)
             if (r >= warmup)
                 qs[i].ns[r - warmup] = t;
         }
-        uint64_t g = gauge_sample(gauge_iters);
+        uint64_t g = cl_gauge_ns(gauge_iters);
         if (r >= warmup)
             gauge_ns[r - warmup] = g;
         sink ^= out_buf[0];

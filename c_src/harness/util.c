@@ -147,12 +147,12 @@ __attribute__((noinline)) uint32_t cl_gauge_work(unsigned long iters)
     return x;
 }
 
-static volatile uint32_t gauge_size_sink;
+static volatile uint32_t gauge_sink; /* keeps the gauge's work */
 
-static uint64_t gauge_reading(unsigned long iters)
+uint64_t cl_gauge_ns(unsigned long iters)
 {
     uint64_t t0 = cl_now_ns();
-    gauge_size_sink = cl_gauge_work(iters);
+    gauge_sink = cl_gauge_work(iters);
     return cl_now_ns() - t0;
 }
 
@@ -160,7 +160,7 @@ unsigned long cl_gauge_size(uint64_t target_ns, unsigned long max_iters)
 {
     unsigned long iters = 64;
     while (iters < max_iters) {
-        uint64_t a = gauge_reading(iters), b = gauge_reading(iters);
+        uint64_t a = cl_gauge_ns(iters), b = cl_gauge_ns(iters);
         if ((a < b ? a : b) >= target_ns)
             break;
         iters *= 2;

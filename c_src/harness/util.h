@@ -45,6 +45,9 @@ void cl_json_u64_array(FILE *f, const char *name, const uint64_t *v, size_t n);
  * 1 KiB table (the kind of work a table-driven cipher does); returns the
  * final state so that the work cannot be dropped. */
 uint32_t cl_gauge_work(unsigned long iters);
+/* One gauge sample of `iters` iterations on CLOCK_MONOTONIC, in ns (timing's
+ * per-round samples, and the sizing below). */
+uint64_t cl_gauge_ns(unsigned long iters);
 /* The gauge's iterations per sample: doubled from 64 (to at most max_iters)
  * until a sample lasts target_ns, each size judged by the smaller of two
  * readings (one slow reading must not end the doubling early). */
