@@ -126,9 +126,8 @@ def trimmed_mean(values: Sequence[float], confidence: float = 0.95, proportion: 
     """The mean of the values left when `proportion` of them (rounded down) are cut from each end, with its
     Tukey–McLaughlin interval (Student's t on the Winsorized variance, n - 2g - 1 degrees of freedom; NaN ends with
     fewer than two values).  Robust like the median to a few disturbed values at either end (up to `proportion`),
-    and steadier than it when the values are spread without outliers (each process's own layout): on the stored
-    repeatability pairs it met the gauge goal in 17 of 29 where the median met it in 11, and in 11 of 12 fresh
-    pairs where the median met it in 5 (docs/measurement.md)."""
+    and steadier than it when the values are spread without outliers (each process's own layout; the measured
+    comparison with the median: docs/measurement.md, "Over processes, a trimmed mean")."""
     a = np.sort(np.asarray(values, dtype=float))
     if a.size == 0:
         raise ValueError("no processes")
