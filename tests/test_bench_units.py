@@ -159,6 +159,15 @@ def test_the_peers_table_and_the_stored_json(tmp_path):
     p = store(tmp_path, {**h, "value": math.pi}, "x", say=said.append)
     assert p == tmp_path / "bench" / "results" / f"x-{h['date'][:16].replace(':', '')}.json"
     assert json.loads(p.read_text())["value"] == math.pi and said == [f"stored: {p}"]
+    # a second result in the same minute (a re-judged pair just after a run) is stored beside it, not over it
+    p2 = store(tmp_path, {**h, "value": 2.0}, "x", say=said.append)
+    p3 = store(tmp_path, {**h, "value": 3.0}, "x", say=said.append)
+    assert p2 == p.with_name(p.stem + "-2.json") and p3 == p.with_name(p.stem + "-3.json")
+    assert [json.loads(x.read_text())["value"] for x in (p, p2, p3)] == [math.pi, 2.0, 3.0]
+    mine = tmp_path / "mine.json"  # a name the user gives is theirs to overwrite
+    assert store(tmp_path, {**h, "value": 4.0}, "x", mine, say=said.append) == mine
+    assert store(tmp_path, {**h, "value": 5.0}, "x", mine, say=said.append) == mine
+    assert json.loads(mine.read_text())["value"] == 5.0
 
 
 def _gauged(cost: float, machine: float) -> dict:

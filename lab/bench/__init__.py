@@ -22,10 +22,17 @@ def header(name: str) -> dict:
 
 
 def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) -> Path:
-    """Writes a benchmark's figures as JSON (default bench/results/<name>-<date and time>.json)."""
+    """Writes a benchmark's figures as JSON (default bench/results/<name>-<date and time>.json, to the minute;
+    a second result in the same minute gets -2, -3, ...: a default name never overwrites an earlier result)."""
     import json
 
-    out = out or root / "bench" / "results" / f"{name}-{doc['date'][:16].replace(':', '')}.json"
+    if out is None:
+        stem = root / "bench" / "results" / f"{name}-{doc['date'][:16].replace(':', '')}"
+        out = stem.with_name(stem.name + ".json")
+        n = 1
+        while out.exists():
+            n += 1
+            out = stem.with_name(f"{stem.name}-{n}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     say(f"stored: {out}")
