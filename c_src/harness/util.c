@@ -219,7 +219,7 @@ void cl_parse_options(const char *prog, int argc, char **argv, const cl_option *
         if (i + 1 >= argc)
             cl_die(prog, "option needs a value", argv[i]);
         const char *v = argv[++i];
-        unsigned long long num;
+        unsigned long long num = 0;
         int bad = 0;
         switch (o->kind) {
         case CL_OPT_STR:
