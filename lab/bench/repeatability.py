@@ -43,8 +43,9 @@ CAUSES = {  # what moves a gauge-relative figure between two runs, in the order 
                            "(a neighbour); its cost was disturbed by another amount",
     "few samples": f"the processes measured the quantity in fewer than {FEW_ROUNDS} rounds on average (calls much "
                    "longer than a sample: Encrypt-32768 of a slow cipher), so each median over rounds rests on a few",
-    "layout modes": "the per-process ratios fall in groups >= 1 % apart (the cell's own code layout, which the gauge does "
-                    "not share); the groups' shares differ between the runs, and the figure over processes with them",
+    "layout modes": "the per-process ratios fall in groups >= 1 % apart (a state a process keeps, which the gauge does "
+                    "not share: its layout, its pages; they stay with address randomisation off); the groups' shares "
+                    "differ between the runs, and the figure over processes with them",
     "other": "none of these: interference the gauge did not see, or too few processes",
 }
 ALTERNATIVES = {
