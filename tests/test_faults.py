@@ -88,6 +88,22 @@ def test_every_status_comes_from_a_real_cell_with_its_reason(tmp_path):
         assert status in html and (why is None or why in html)
 
 
+def test_a_slow_first_call_does_not_size_the_samples(tmp_path):
+    """faultdes/slowfirst: real DES whose first encryption call in a process takes 2 ms (a page fault, an
+    interrupt). Both measuring programs size a sample from the smaller of two readings, so Encrypt-1 still takes
+    many calls per sample; sized from the first reading alone it took one, and the process's samples were single
+    calls in counter steps (docs/measurement.md, "Found on the way")."""
+    m = matrix(tmp_path, "ciphers: [faultdes]\nimplementations: [faultdes/slowfirst]\ntoolchains: [gcc-O3]\n"
+                         "targets: [host]\nprofile: smoke\n")
+    r = lab(tmp_path, *run_args(tmp_path, m))
+    assert r.returncode == 0, r.stderr
+    _, (cell,) = results.read_run(only_run(tmp_path))
+    assert cell.status == "ok", cell.reason
+    first = [next(o for o in p.ops if o.op == "encrypt" and o.n == 1) for p in cell.measurement.cycles]
+    assert first and all(o.calls >= 64 for o in first), [o.calls for o in first]  # 20-us samples of ~0.1-us calls
+    assert all(p.key_sizes[64]["encrypt"].per_sample >= 64 for p in cell.measurement.timing)
+
+
 def test_a_missing_compiler_and_an_impossible_target_are_unavailable(tmp_path):
     root = tmp_path / "checkout"  # the lab's data, plus a toolchain whose compiler is not installed
     root.mkdir()
