@@ -245,3 +245,12 @@ def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_samp
     assert taken[("encrypt", 1)] == taken[("ekey", 1)] == 20
     (g,) = protocol.of(records, protocol.GaugeRecord)
     assert len(g.samples) == 20
+    # with 64 calls per sample (--calls), Encrypt-128 samples last about 0.5 ms, 25 times a sample, but each call
+    # about 8 us: they were not disturbed, and keep every round; Encrypt-32768's calls of a millisecond do not
+    out = subprocess.run([str(program), "--impl", "des", "--key-bits", "64", "--sizes", "128,32768", "--samples", "20",
+                          "--sample-us", "20", "--long-samples", "6", "--calls", "64"],
+                         capture_output=True, text=True, check=True).stdout
+    records = protocol.read(Completed([str(program)], 0, out, "", 0.1), "cycles")
+    taken = {(r.op, r.n): (r.calls, len(r.deltas)) for r in protocol.of(records, protocol.CyclesRecord)}
+    assert taken[("encrypt", 128)] == taken[("decrypt", 128)] == (64, 20)
+    assert taken[("encrypt", 32768)] == taken[("decrypt", 32768)] == (64, 6)
