@@ -1,17 +1,20 @@
 """History: every quantity over runs, its steps found, and the noise of identical builds as the gauge.
 
-A *series* is one cell (implementation, toolchain, target, machine) and one quantity; its points are the runs that
-measured it, ordered by the run's start, by the compiler version, or by the git revision the run was made from
-(the revision's place in the repository's history, :func:`with_revision_order`; runs of one revision by start).
-One machine's figures are never drawn on another's series: the machine is part of the key, and a history is asked
-for per machine.
+A *series* is one cell (implementation, toolchain, target, machine), one measurement profile and one quantity
+(a profile's sampling decides its figures: runs of the quick profile and of an experiment's are two series); its
+points are the runs that measured it, ordered by the run's start, by the compiler version, or by the git revision
+the run was made from (the revision's place in the repository's history, :func:`with_revision_order`; runs of one
+revision by start).  One machine's figures are never drawn on another's series: the machine is part of the key,
+and a history is asked for per machine.
 
 Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
-its test: the split of a segment whose two sides differ most, judged on their pooled per-process values by
-``stats.compare`` (the best case's ratio interval against the noise band), is a change point when the comparison
-calls it; each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
-noise threshold.  Each step is reported with its size and interval, the first run after it, and the revisions
-between the runs on either side.
+its test.  In a timed series the runs are the units: each run's median over its processes, compared by
+``stats.compare`` with the median's verdict (a Mann-Whitney U test over the runs and a change beyond the noise
+threshold) and a bootstrap interval over the runs, with at least RUN_UNITS runs on each side; the splits whose
+sides differ beyond the threshold are judged best-separated first, the first the comparison calls is a change
+point, and each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
+noise threshold, from one run on.  Each step is reported with its size and interval, the first run after it, and
+the revisions between the runs on either side.
 
 Identical builds — the same compiler version, flags and source revision — are the noise gauge: the spread of
 their estimates is what a step must exceed.
@@ -29,7 +32,17 @@ from .status import Status
 from . import index, results, stats
 from .trends import compiler_of
 
-KEY = ["cipher", "implementation", "toolchain", "target", "machine", "metric", "key_size", "n_blocks"]
+KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", "metric", "key_size", "n_blocks"]
+# Two segments of a timed series are compared on their runs' values, each run's median over its processes, with
+# the median's verdict, whatever the runs' headline estimator: the best case (min) of many runs gets better with
+# their number alone, so a segment of fifty runs came out "faster" than one of one run by the spread of the
+# processes' minima.  A step needs RUN_UNITS runs on each side: on the lab's VM two runs of one build differ by the
+# machine's speed (2-7 % at one block per call), which a test over pooled processes takes for a difference and one
+# or two runs cannot tell from a step.  On 187 runs of five Rijndael cells (gcc-O3, quick profile and experiments'):
+# 792 "steps" with the pooled best case and one run a side, 635 with the pooled median, 56 this way.  Exact counts
+# need one run on each side.
+SEGMENT_ESTIMATOR = "median"
+RUN_UNITS = 3
 DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "insn_encrypt_per_block")
 
 
@@ -44,16 +57,23 @@ class Step:
     ci_high: float
     verdict: str  # faster or slower
     revisions: tuple[str, str]  # the revisions of the last run before and the first after
+    profile: str | None = None  # the series' measurement profile, where it is not the default's (quick)
 
     def line(self) -> str:
         revs = f"; revisions {self.revisions[0] or '?'}..{self.revisions[1] or '?'}" \
             if self.revisions[0] != self.revisions[1] else ""
         return (f"{self.series} {self.metric}: {self.verdict} {100 * self.change:+.1f} % "
-                f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] from run {self.first_run}{revs}")
+                f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] from run {self.first_run}{revs}"
+                + (f" (profile {self.profile})" if self.profile else ""))
 
 
 def series_name(r) -> str:
     return f"{r.cipher}/{r.implementation}@{r.toolchain}@{r.target}@{r.machine}"
+
+
+def _profile(r) -> str | None:
+    """The run's measurement profile where it is not the default's (quick)."""
+    return r.profile if isinstance(r.profile, str) and r.profile not in ("", "quick") else None
 
 
 def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame:
@@ -108,34 +128,103 @@ def _order(g: pd.DataFrame, by: str) -> pd.DataFrame:
     return g.sort_values(["started", "run_id"])
 
 
-def _split_test(left: pd.DataFrame, right: pd.DataFrame, threshold: float) -> tuple[float, float, float, str]:
-    """(speed change, low, high, verdict) of right against left, pooled over their runs' processes."""
-    exact = left.estimator.iloc[0] == "exact"
-    if exact:  # counts are costs, exact: a change beyond the threshold
-        sp = float(left.estimate.median()) / float(right.estimate.median())
+def _run_values(g: pd.DataFrame):
+    """Each run's value in the series' order: its median over its processes (costs, for every timed quantity:
+    speeds are converted after); NaN for a run without per-process values."""
+    import numpy as np
+
+    return np.array([float(np.median(pp)) if index.has_values(pp) and len(pp) else math.nan for pp in g.per_process])
+
+
+def _sides(runs, lo: int, k: int, hi: int) -> tuple:
+    """What the comparison of g[lo:k] with g[k:hi] judges: the runs' values (the runs are the units, so that the
+    machine's speed from one run to the next is part of the noise)."""
+    import numpy as np
+
+    a, b = runs[lo:k], runs[k:hi]
+    return a[np.isfinite(a)], b[np.isfinite(b)]
+
+
+def _split_test(g: pd.DataFrame, runs, lo: int, k: int, hi: int,
+                threshold: float) -> tuple[float, float, float, str]:
+    """(speed change, low, high, verdict) of g[k:hi] against g[lo:k]."""
+    if g.estimator.iloc[0] == "exact":  # counts are costs, exact: a change beyond the threshold
+        sp = float(g.estimate.iloc[lo:k].median()) / float(g.estimate.iloc[k:hi].median())
         return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
-    pool = lambda d: [x for pp in d.per_process if index.has_values(pp) for x in pp]  # noqa: E731
-    # per-process values are costs for every timed quantity (speeds are converted after)
-    s = stats.speedup(pool(left), pool(right), left.estimator.iloc[0], threshold)
+    s = stats.speedup(*_sides(runs, lo, k, hi), SEGMENT_ESTIMATOR, threshold)
     return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
 
 
-def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD, min_size: int = 1) -> list[tuple]:
+def _candidates(g: pd.DataFrame, runs, lo: int, hi: int, min_size: int, threshold: float) -> list[int]:
+    """The splits k of g[lo:hi] whose two sides' points differ beyond the noise threshold (below it the
+    comparison's verdict can only be "no change"), in the order the comparison judges them: the split that
+    separates the runs best first (the largest standardised Mann-Whitney statistic of the runs' values on the two
+    sides: a median or a best case is the same for every split of a plateau, the separation peaks at the step),
+    then the larger change."""
+    import numpy as np
+
+    exact = g.estimator.iloc[0] == "exact"
+    est = g.estimate.to_numpy(dtype=float)
+    z = _separations((est if exact else runs)[lo:hi])
+    out = []
+    for k in range(lo + min_size, hi - min_size + 1):  # both sides keep min_size runs
+        if exact:
+            sp = float(np.median(est[lo:k])) / float(np.median(est[k:hi]))
+            beyond = abs(sp - 1) > threshold
+        else:
+            left, right = _sides(runs, lo, k, hi)
+            if left.size == 0 or right.size == 0:
+                continue
+            ea, eb = stats.point(left, SEGMENT_ESTIMATOR), stats.point(right, SEGMENT_ESTIMATOR)
+            if not ea > 0 or not eb > 0:
+                continue
+            sp, beyond = ea / eb, abs(eb / ea - 1) > threshold  # the comparison judges the cost ratio
+        if beyond:
+            out.append((float(z[k - lo]), abs(sp - 1), k))
+    return [k for *_, k in sorted(out, key=lambda c: (-c[0], -c[1], c[2]))]
+
+
+def _separations(x):
+    """For every split j of x (x[:j] against x[j:], j = 0 .. len(x)), |z| of the Mann-Whitney U statistic of the
+    two sides' finite values (normal approximation; ties get the average rank, i.e. count half): from one ranking
+    and its prefix sums, O(n log n) for all the splits."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    finite = np.isfinite(x)
+    ranks = np.zeros(x.size)
+    ranks[finite] = rankdata(x[finite])
+    n = int(finite.sum())
+    n1 = np.concatenate([[0], np.cumsum(finite)])  # finite values left of each split
+    r1 = np.concatenate([[0.0], np.cumsum(ranks)])  # their rank sum
+    n2 = n - n1
+    u = r1 - n1 * (n1 + 1) / 2
+    sd = np.sqrt(n1 * n2 * (n + 1) / 12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, np.abs(u - n1 * n2 / 2) / np.where(sd > 0, sd, 1), 0.0)
+
+
+def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
+                  min_size: int | None = None) -> list[tuple]:
     """Binary segmentation of one ordered series: [(index of the first run after the step, change, low, high,
-    verdict)], in order."""
+    verdict)], in order.  In each segment the splits that keep min_size runs on each side (default RUN_UNITS for a
+    timed series, one for exact counts) and whose sides differ beyond the noise threshold go to the comparison, the
+    best-separated first (_candidates); the first it calls is the segment's change point, and its two sides are
+    searched again.  The comparison's bootstrap is what costs, so a flat series needs none (187 runs of one cell:
+    29 s when every split was compared)."""
     found: list[tuple] = []
+    runs = _run_values(g)
+    if min_size is None:
+        min_size = 1 if g.estimator.iloc[0] == "exact" else RUN_UNITS
 
     def search(lo: int, hi: int) -> None:  # the segment g[lo:hi]
-        best = None
-        for k in range(lo + min_size, hi - min_size + 1):  # both sides keep min_size runs
-            ch, a, b, v = _split_test(g.iloc[lo:k], g.iloc[k:hi], threshold)
-            if v != "no change" and (best is None or abs(ch) > abs(best[1])):
-                best = (k, ch, a, b, v)
-        if best is None:
-            return
-        found.append(best)
-        search(lo, best[0])
-        search(best[0], hi)
+        for k in _candidates(g, runs, lo, hi, min_size, threshold):
+            ch, a, b, v = _split_test(g, runs, lo, k, hi, threshold)
+            if v != "no change":
+                found.append((k, ch, a, b, v))
+                search(lo, k)
+                search(k, hi)
+                return
 
     search(0, len(g))
     return sorted(found)
@@ -153,7 +242,7 @@ def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
         for k, ch, lo, hi, v in change_points(g, threshold):
             r0, r1 = g.iloc[k - 1], g.iloc[k]
             out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
-                            (r0.revision, r1.revision)))
+                            (r0.revision, r1.revision), _profile(r1)))
     return out
 
 
@@ -201,10 +290,13 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
     sel = df[df.metric.isin(["encrypt_speed", "insn_encrypt_per_block"])]
     sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
     figs = []
-    for (cipher, impl, target, machine, metric), g in sel.groupby(["cipher", "implementation", "target", "machine",
-                                                                    "metric"]):
+    sel = sel.assign(profile=sel.profile.fillna(""))
+    for (cipher, impl, target, machine, profile, metric), g in sel.groupby(["cipher", "implementation", "target",
+                                                                             "machine", "profile", "metric"]):
         if g.run_id.nunique() < 2:
             continue
+        if profile not in ("", "quick"):
+            machine = f"{machine} [{profile}]"
         series = {}
         for tc, t in g.groupby("toolchain"):
             t = _order(t, by)

@@ -46,6 +46,16 @@ def test_min_estimate_is_the_best_process_and_its_interval_reaches_up():
     assert e.precision == pytest.approx((e.ci_high - e.ci_low) / 2 / 99.0)
 
 
+def test_point_is_the_estimate_without_its_interval():
+    x = [104.0, 100.0, 131.0, 102.0, 250.0, 101.0]
+    assert stats.point(x, "min") == 100.0 == stats.estimate(x, "min").estimate
+    assert stats.point(x, "median") == 103.0 == stats.estimate(x, "median").estimate
+    with pytest.raises(ValueError, match="no processes"):
+        stats.point([], "min")
+    with pytest.raises(ValueError, match="unknown estimator"):
+        stats.point(x, "mean")
+
+
 def test_median_estimate_uses_the_order_statistic_interval():
     # 11 processes: median 6; the 95 % interval is [x(2), x(10)] (binomial); one slow layout makes the mean 7.4,
     # so a mean passed off as a median shows (issue 26: fixtures that separate the alternatives)
