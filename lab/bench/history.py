@@ -4,7 +4,9 @@ Takes a real run (the latest in results/, or the one named), and measures buildi
 from the raw samples) and loading it with and without the index; then makes N copies of it (each a run of its
 own: new id, every estimate and interval scaled by a small random factor, the index stamped for the copy) and
 times ``results.load`` of 10, 100 and 1,000 runs: first from every run's own index (which also writes the results
-folder's combined index), then again through the combined one.  Goal (issue 24): 1,000 runs in <= 5 s.
+folder's combined index), then again through the combined one.  Goal (issue 24): 1,000 runs in <= 5 s.  And the
+search for steps over those runs (``history.steps``, every cell's default metrics; the copies' processes are the
+same, so none is due).
 
 Then what a bisection costs over a range of ``bisect_commits`` revisions (default 64): a scratch repository made
 from this checkout's HEAD (``git archive``), a base commit and 64 more, each adding a line to the README except
@@ -24,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from .. import bisect, index, results
+from .. import bisect, history, index, results
+from ..status import Status
 from ..config import Lab
 from . import header, store
 
@@ -108,7 +111,7 @@ def bench(lab: Lab, run: str | None = None, copies: int = 1000, out: Path | None
     indexed_one = time.monotonic() - t0
     say(f"run {src.name}: {cells} cells, {len(df)} rows; computing its table {compute:.2f} s, writing the index "
         f"{write * 1000:.0f} ms, loading it through the index {indexed_one * 1000:.0f} ms")
-    loads, first_loads = {}, {}
+    loads, first_loads, steps = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "results"
         rng = np.random.default_rng(24)
@@ -125,10 +128,15 @@ def bench(lab: Lab, run: str | None = None, copies: int = 1000, out: Path | None
             first_loads[n] = round(first, 3)
             say(f"load of {n:5d} runs ({len(frame):,} rows): {loads[n]:.2f} s through the combined index "
                 f"(the first load, from every run's own index and writing the combined one: {first:.2f} s)")
+            measured = frame[(frame.status == Status.OK) & frame.estimate.notna()]
+            t0 = time.monotonic()
+            found = history.steps(measured)  # every cell's default metrics, as `invoke history` finds them
+            steps[n] = {"seconds": round(time.monotonic() - t0, 3), "steps": len(found)}
+            say(f"steps over {n:5d} runs: {steps[n]['seconds']:.2f} s, {len(found)} found (copies of one run: none due)")
     doc = {**header("history"), "run": src.name, "cells": cells, "rows": len(df),
            "index_build_seconds": round(compute + write, 3), "compute_seconds": round(compute, 3),
            "load_one_indexed_seconds": round(indexed_one, 4), "load_seconds": loads,
-           "first_load_seconds": first_loads, "goal_1000_runs_seconds": 5,
+           "first_load_seconds": first_loads, "goal_1000_runs_seconds": 5, "steps": steps,
            "bisection": bisect_cost(lab, bisect_commits, say) if bisect_commits else None}
     store(lab.root, doc, "history", out, say)
     return doc
