@@ -9,8 +9,9 @@ and a history is asked for per machine.
 
 Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
 its test.  In a timed series the runs are the units: each run's median over its processes, compared by
-``stats.compare`` with the median's verdict (a Mann-Whitney U test over the runs and a change beyond the noise
-threshold) and a bootstrap interval over the runs, with at least RUN_UNITS runs on each side; the splits whose
+``stats.compare`` with the median's verdict (a Mann-Whitney U test over the runs at 5 % over all the splits the
+search could choose, and a change beyond the noise threshold) and a bootstrap interval over the runs, with at least
+RUN_UNITS runs on each side; the splits whose
 sides differ beyond the threshold are judged best-separated first, the first the comparison calls is a change
 point, and each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
 noise threshold, from one run on.  Each step is reported with its size and interval, the first run after it, and
@@ -38,9 +39,9 @@ KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", 
 # their number alone, so a segment of fifty runs came out "faster" than one of one run by the spread of the
 # processes' minima.  A step needs RUN_UNITS runs on each side: on the lab's VM two runs of one build differ by the
 # machine's speed (2-7 % at one block per call), which a test over pooled processes takes for a difference and one
-# or two runs cannot tell from a step.  On 187 runs of five Rijndael cells (gcc-O3, quick profile and experiments'):
-# 792 "steps" with the pooled best case and one run a side, 635 with the pooled median, 56 this way.  Exact counts
-# need one run on each side.
+# or two runs cannot tell from a step; the U test's level is 5 % over all the splits of the segment (_split_test).
+# On 187 runs of five Rijndael cells (gcc-O3, quick profile and experiments'): 792 "steps" with the pooled best
+# case and one run a side, 635 with the pooled median, 33 this way.  Exact counts need one run on each side.
 SEGMENT_ESTIMATOR = "median"
 RUN_UNITS = 3
 DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "insn_encrypt_per_block")
@@ -145,13 +146,15 @@ def _sides(runs, lo: int, k: int, hi: int) -> tuple:
     return a[np.isfinite(a)], b[np.isfinite(b)]
 
 
-def _split_test(g: pd.DataFrame, runs, lo: int, k: int, hi: int,
-                threshold: float) -> tuple[float, float, float, str]:
-    """(speed change, low, high, verdict) of g[k:hi] against g[lo:k]."""
+def _split_test(g: pd.DataFrame, runs, lo: int, k: int, hi: int, threshold: float,
+                splits: int = 1) -> tuple[float, float, float, str]:
+    """(speed change, low, high, verdict) of g[k:hi] against g[lo:k], one of `splits` the search could have
+    chosen in its segment: the U test's level is 5 % over all of them (Bonferroni), as the best-separated of many
+    splits of a flat series is always separated somewhat."""
     if g.estimator.iloc[0] == "exact":  # counts are costs, exact: a change beyond the threshold
         sp = float(g.estimate.iloc[lo:k].median()) / float(g.estimate.iloc[k:hi].median())
         return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
-    s = stats.speedup(*_sides(runs, lo, k, hi), SEGMENT_ESTIMATOR, threshold)
+    s = stats.speedup(*_sides(runs, lo, k, hi), SEGMENT_ESTIMATOR, threshold, alpha=0.05 / max(1, splits))
     return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
 
 
@@ -219,7 +222,7 @@ def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
 
     def search(lo: int, hi: int) -> None:  # the segment g[lo:hi]
         for k in _candidates(g, runs, lo, hi, min_size, threshold):
-            ch, a, b, v = _split_test(g, runs, lo, k, hi, threshold)
+            ch, a, b, v = _split_test(g, runs, lo, k, hi, threshold, splits=hi - lo - 2 * min_size + 1)
             if v != "no change":
                 found.append((k, ch, a, b, v))
                 search(lo, k)

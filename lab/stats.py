@@ -225,10 +225,10 @@ class Speedup:
 
 
 def speedup(costs_a: Sequence[float], costs_b: Sequence[float], estimator: str = "min",
-            threshold: float = NOISE_THRESHOLD) -> Speedup:
+            threshold: float = NOISE_THRESHOLD, alpha: float = 0.05) -> Speedup:
     """B against A from their per-process costs (times, counts), oriented as a speed: compare()'s cost ratio
     B/A turned over, with its interval's ends swapped."""
-    c = compare(costs_a, costs_b, estimator, threshold=threshold)
+    c = compare(costs_a, costs_b, estimator, threshold=threshold, alpha=alpha)
     return Speedup(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low, c.p_value, c.verdict)
 
 
