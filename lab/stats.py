@@ -93,27 +93,32 @@ def _rng() -> np.random.Generator:
     return np.random.default_rng(1999)
 
 
-def point(per_process: Sequence[float], estimator: str = "min") -> float:
-    """The estimate of `estimator` over per-process values, without its interval (what estimate() returns as
-    .estimate, at none of its bootstrap's cost)."""
+def _sorted_processes(per_process: Sequence[float], estimator: str) -> np.ndarray:
+    """The per-process values sorted, once the estimator is known and there is a value."""
     a = np.sort(np.asarray(per_process, dtype=float))
     if a.size == 0:
         raise ValueError("no processes")
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator '{estimator}' (one of {ESTIMATORS})")
+    return a
+
+
+def _point(a: np.ndarray, estimator: str) -> float:
     return float(a[0]) if estimator == "min" else float(np.median(a))
+
+
+def point(per_process: Sequence[float], estimator: str = "min") -> float:
+    """The estimate of `estimator` over per-process values, without its interval (what estimate() returns as
+    .estimate, at none of its bootstrap's cost)."""
+    return _point(_sorted_processes(per_process, estimator), estimator)
 
 
 def estimate(per_process: Sequence[float], estimator: str = "min", confidence: float = 0.95) -> Estimate:
     """The headline estimate over per-process values (normally each process's minimum) with its interval."""
-    a = np.sort(np.asarray(per_process, dtype=float))
-    if a.size == 0:
-        raise ValueError("no processes")
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"unknown estimator '{estimator}' (one of {ESTIMATORS})")
+    a = _sorted_processes(per_process, estimator)
+    point = _point(a, estimator)
     nan = math.nan
     if estimator == "min":
-        point = float(a[0])
         if a.size < 2:
             return Estimate(point, nan, nan, "min", 1, confidence)
         if a[0] == a[-1]:
@@ -122,7 +127,6 @@ def estimate(per_process: Sequence[float], estimator: str = "min", confidence: f
                            vectorized=True, rng=_rng()).confidence_interval
         # the percentile's interpolation can land a rounding error above the minimum: the interval holds it
         return Estimate(point, min(float(ci.low), point), max(float(ci.high), point), "min", int(a.size), confidence)
-    point = float(np.median(a))
     if a[0] == a[-1]:
         return Estimate(point, point, point, "median", int(a.size), confidence)
     # an end the order statistics cannot bound (too few processes) is NaN (scipy's value)
