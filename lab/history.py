@@ -11,9 +11,8 @@ Steps are found by **binary segmentation** (the method ruptures calls Binseg), w
 its test.  In a timed series the runs are the units: each run's median over its processes, compared by
 ``stats.compare`` with the median's verdict (a Mann-Whitney U test over the runs at 5 % over all the splits the
 search could choose, and a change beyond the noise threshold) and a bootstrap interval over the runs, with at least
-RUN_UNITS runs on each side; the splits whose
-sides differ beyond the threshold are judged best-separated first, the first the comparison calls is a change
-point, and each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
+RUN_UNITS runs on each side; the splits whose sides differ beyond the threshold are judged best-separated first,
+the first the comparison calls is a change point, and each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
 noise threshold, from one run on.  Each step is reported with its size and interval, the first run after it, and
 the revisions between the runs on either side.
 
@@ -72,9 +71,14 @@ def series_name(r) -> str:
     return f"{r.cipher}/{r.implementation}@{r.toolchain}@{r.target}@{r.machine}"
 
 
-def _profile(r) -> str | None:
-    """The run's measurement profile where it is not the default's (quick)."""
-    return r.profile if isinstance(r.profile, str) and r.profile not in ("", "quick") else None
+def _profile(profile) -> str | None:
+    """A run's measurement profile where it is not the default's (quick), to be named beside its series."""
+    return profile if isinstance(profile, str) and profile not in ("", "quick") else None
+
+
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows a history draws: measured cells with an estimate."""
+    return df[(df.status == Status.OK) & df.estimate.notna()]
 
 
 def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame:
@@ -86,7 +90,7 @@ def load(results_dir: Path, machine: str | None = None, **where) -> pd.DataFrame
     df = results.load(dirs, results_dir) if dirs else pd.DataFrame(columns=list(results.COLUMNS))
     if df.empty:
         return df
-    df = df[(df.status == Status.OK) & df.estimate.notna()]
+    df = measured(df)
     for k, v in where.items():
         if v:
             df = df[df[k].isin(v if isinstance(v, (list, tuple)) else [v])]
@@ -146,34 +150,41 @@ def _sides(runs, lo: int, k: int, hi: int) -> tuple:
     return a[np.isfinite(a)], b[np.isfinite(b)]
 
 
+def _exact_speedup(counts, lo: int, k: int, hi: int) -> float:
+    """The speed of g[k:hi] over g[lo:k] from exact counts (costs): their medians' ratio turned over."""
+    import numpy as np
+
+    return float(np.median(counts[lo:k])) / float(np.median(counts[k:hi]))
+
+
 def _split_test(g: pd.DataFrame, runs, lo: int, k: int, hi: int, threshold: float,
                 splits: int = 1) -> tuple[float, float, float, str]:
     """(speed change, low, high, verdict) of g[k:hi] against g[lo:k], one of `splits` the search could have
     chosen in its segment: the U test's level is 5 % over all of them (Bonferroni), as the best-separated of many
     splits of a flat series is always separated somewhat."""
     if g.estimator.iloc[0] == "exact":  # counts are costs, exact: a change beyond the threshold
-        sp = float(g.estimate.iloc[lo:k].median()) / float(g.estimate.iloc[k:hi].median())
+        sp = _exact_speedup(g.estimate.to_numpy(dtype=float), lo, k, hi)
         return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
     s = stats.speedup(*_sides(runs, lo, k, hi), SEGMENT_ESTIMATOR, threshold, alpha=0.05 / max(1, splits))
     return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
 
 
-def _candidates(g: pd.DataFrame, runs, lo: int, hi: int, min_size: int, threshold: float) -> list[int]:
+def _candidates(g: pd.DataFrame, runs, lo: int, hi: int, threshold: float) -> list[int]:
     """The splits k of g[lo:hi] whose two sides' points differ beyond the noise threshold (below it the
     comparison's verdict can only be "no change"), in the order the comparison judges them: the split that
     separates the runs best first (the largest standardised Mann-Whitney statistic of the runs' values on the two
     sides: a median or a best case is the same for every split of a plateau, the separation peaks at the step),
-    then the larger change."""
+    then the larger change.  Every split with a run on each side: change_points decides what too few runs mean."""
     import numpy as np
 
     exact = g.estimator.iloc[0] == "exact"
     est = g.estimate.to_numpy(dtype=float)
     z = _separations((est if exact else runs)[lo:hi])
     out = []
-    for k in range(lo + min_size, hi - min_size + 1):  # both sides keep min_size runs
+    for k in range(lo + 1, hi):
         if exact:
-            sp = float(np.median(est[lo:k])) / float(np.median(est[k:hi]))
-            beyond = abs(sp - 1) > threshold
+            sp = _exact_speedup(est, lo, k, hi)
+            beyond = stats.exact_verdict(sp, threshold) != "no change"
         else:
             left, right = _sides(runs, lo, k, hi)
             if left.size == 0 or right.size == 0:
@@ -210,10 +221,10 @@ def _separations(x):
 def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
                   min_size: int | None = None) -> list[tuple]:
     """Binary segmentation of one ordered series: [(index of the first run after the step, change, low, high,
-    verdict)], in order.  In each segment the splits that keep min_size runs on each side (default RUN_UNITS for a
-    timed series, one for exact counts) and whose sides differ beyond the noise threshold go to the comparison, the
-    best-separated first (_candidates); the first it calls is the segment's change point, and its two sides are
-    searched again.  The comparison's bootstrap is what costs, so a flat series needs none (187 runs of one cell:
+    verdict)], in order.  In each segment the splits whose sides differ beyond the noise threshold go to the
+    comparison, the best-separated first (_candidates); the first it calls is the segment's change point, and its
+    two sides are searched again.  A split with fewer than min_size runs on a side (default RUN_UNITS for a timed
+    series, one for exact counts) ends the segment's search when its turn comes.  The comparison's bootstrap is what costs, so a flat series needs none (187 runs of one cell:
     29 s when every split was compared)."""
     found: list[tuple] = []
     runs = _run_values(g)
@@ -221,7 +232,11 @@ def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
         min_size = 1 if g.estimator.iloc[0] == "exact" else RUN_UNITS
 
     def search(lo: int, hi: int) -> None:  # the segment g[lo:hi]
-        for k in _candidates(g, runs, lo, hi, min_size, threshold):
+        for k in _candidates(g, runs, lo, hi, threshold):
+            if min(k - lo, hi - k) < min_size:
+                # the segment's likeliest step leaves too few runs on a side to judge it: no other split stands in
+                # for it (two slow last runs must not make a step one run early)
+                return
             ch, a, b, v = _split_test(g, runs, lo, k, hi, threshold, splits=hi - lo - 2 * min_size + 1)
             if v != "no change":
                 found.append((k, ch, a, b, v))
@@ -245,7 +260,7 @@ def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
         for k, ch, lo, hi, v in change_points(g, threshold):
             r0, r1 = g.iloc[k - 1], g.iloc[k]
             out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
-                            (r0.revision, r1.revision), _profile(r1)))
+                            (r0.revision, r1.revision), _profile(r1.profile)))
     return out
 
 
@@ -298,7 +313,7 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
                                                                              "machine", "profile", "metric"]):
         if g.run_id.nunique() < 2:
             continue
-        if profile not in ("", "quick"):
+        if _profile(profile):
             machine = f"{machine} [{profile}]"
         series = {}
         for tc, t in g.groupby("toolchain"):

@@ -99,6 +99,45 @@ def test_exact_counts_step_where_the_counts_change_not_where_a_median_first_move
     assert k == 2 and change == pytest.approx(100 / 110 - 1)
 
 
+def _series(costs) -> "pd.DataFrame":
+    """A timed series as change_points takes it: each run two processes, its cost and 1 % more."""
+    import pandas as pd
+
+    return pd.DataFrame({"estimator": ["min"] * len(costs), "estimate": costs,
+                         "per_process": [[c, c * 1.01] for c in costs]})
+
+
+def test_a_step_needs_three_runs_a_side_and_the_u_test_over_every_split_the_search_could_choose():
+    # two runs 20 % slower after 28 are no step, however far off; three are, at the first of them
+    assert history.change_points(_series([100.0] * 28 + [120.0] * 2)) == []
+    ((k, change, *_, verdict),) = history.change_points(_series([100.0] * 27 + [120.0] * 3))
+    assert (k, verdict) == (27, "slower") and change == pytest.approx(100 / 120 - 1)
+    # twelve runs of one build (0-8 % noise): the best-separated split, 3.2 % apart, has a U test p below 5 % but
+    # not below 5 % over the 7 splits the search could choose: no step
+    flat = [104.7, 106.7, 105.8, 102.9, 103.6, 102.9, 100.9, 101.6, 102.3, 102.5, 102.5, 104.6]
+    assert history.change_points(_series(flat)) == []
+    from scipy.stats import mannwhitneyu
+
+    assert 0.05 / 7 < mannwhitneyu(flat[:3], flat[3:]).pvalue < 0.05
+
+
+def test_the_separation_of_every_split_is_the_mann_whitney_statistic_standardised():
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        x = rng.integers(0, 5, int(rng.integers(2, 14))).astype(float)  # many ties
+        x[rng.integers(0, x.size)] = np.nan  # a run without values
+        z = history._separations(x)
+        assert z[0] == z[-1] == 0.0 and len(z) == x.size + 1
+        for j in range(1, x.size):
+            a, b = x[:j][~np.isnan(x[:j])], x[j:][~np.isnan(x[j:])]
+            if a.size and b.size:
+                u = mannwhitneyu(a, b).statistic
+                n1, n2 = a.size, b.size
+                assert z[j] == pytest.approx(abs(u - n1 * n2 / 2) / np.sqrt(n1 * n2 * (n1 + n2 + 1) / 12))
+
+
 def test_the_noise_gauge_and_the_page(rd, tmp_path):
     df = history.load(rd, "synth")
     gauge = history.noise_gauge(df)

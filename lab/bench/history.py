@@ -27,7 +27,6 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from .. import bisect, history, index, results
-from ..status import Status
 from ..config import Lab
 from . import header, store
 
@@ -128,9 +127,8 @@ def bench(lab: Lab, run: str | None = None, copies: int = 1000, out: Path | None
             first_loads[n] = round(first, 3)
             say(f"load of {n:5d} runs ({len(frame):,} rows): {loads[n]:.2f} s through the combined index "
                 f"(the first load, from every run's own index and writing the combined one: {first:.2f} s)")
-            measured = frame[(frame.status == Status.OK) & frame.estimate.notna()]
             t0 = time.monotonic()
-            found = history.steps(measured)  # every cell's default metrics, as `invoke history` finds them
+            found = history.steps(history.measured(frame))  # every cell's default metrics, as `invoke history` finds them
             steps[n] = {"seconds": round(time.monotonic() - t0, 3), "steps": len(found)}
             say(f"steps over {n:5d} runs: {steps[n]['seconds']:.2f} s, {len(found)} found (copies of one run: none due)")
     doc = {**header("history"), "run": src.name, "cells": cells, "rows": len(df),
