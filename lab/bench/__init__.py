@@ -27,12 +27,12 @@ def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) 
     import json
 
     if out is None:
-        stem = root / "bench" / "results" / f"{name}-{doc['date'][:16].replace(':', '')}"
-        out = stem.with_name(stem.name + ".json")
-        n = 1
+        stem = f"{name}-{doc['date'][:16].replace(':', '')}"
+        folder = root / "bench" / "results"
+        out, n = folder / f"{stem}.json", 1
         while out.exists():
             n += 1
-            out = stem.with_name(f"{stem.name}-{n}.json")
+            out = folder / f"{stem}-{n}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     say(f"stored: {out}")
