@@ -58,13 +58,24 @@ class Step:
     verdict: str  # faster or slower
     revisions: tuple[str, str]  # the revisions of the last run before and the first after
     profile: str | None = None  # the series' measurement profile, where it is not the default's (quick)
+    key_size: int | None = None
+    n_blocks: int | None = None  # blocks per call (Encrypt-n counts)
+
+    def quantity(self) -> str:
+        """The metric with its key size and blocks per call: a cell's 128- and 256-bit series are two series."""
+        return self.metric + "".join(f" {label}" for v, label in (
+            (self.key_size, f"{self.key_size}-bit key"), (self.n_blocks, f"n={self.n_blocks}")) if _given(v))
 
     def line(self) -> str:
         revs = f"; revisions {self.revisions[0] or '?'}..{self.revisions[1] or '?'}" \
             if self.revisions[0] != self.revisions[1] else ""
-        return (f"{self.series} {self.metric}: {self.verdict} {100 * self.change:+.1f} % "
+        return (f"{self.series} {self.quantity()}: {self.verdict} {100 * self.change:+.1f} % "
                 f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] from run {self.first_run}{revs}"
                 + (f" (profile {self.profile})" if self.profile else ""))
+
+
+def _given(v) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
 def series_name(r) -> str:
@@ -260,7 +271,9 @@ def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
         for k, ch, lo, hi, v in change_points(g, threshold):
             r0, r1 = g.iloc[k - 1], g.iloc[k]
             out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
-                            (r0.revision, r1.revision), _profile(r1.profile)))
+                            (r0.revision, r1.revision), _profile(r1.profile),
+                            int(r1.key_size) if _given(r1.key_size) else None,
+                            int(r1.n_blocks) if _given(r1.n_blocks) else None))
     return out
 
 
@@ -311,32 +324,39 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
     sel = sel.assign(profile=sel.profile.fillna(""))
     for (cipher, impl, target, machine, profile, metric), g in sel.groupby(["cipher", "implementation", "target",
                                                                              "machine", "profile", "metric"]):
+        ks = g.key_size.min()  # one key size a chart: the cipher's smallest (NIST's headline size)
+        g = g[g.key_size == ks] if _given(ks) else g
         if g.run_id.nunique() < 2:
             continue
-        if _profile(profile):
-            machine = f"{machine} [{profile}]"
-        series = {}
+        where = f"{machine} [{profile}]" if _profile(profile) else machine
+        series, rel, marks = {}, {}, []
         for tc, t in g.groupby("toolchain"):
             t = _order(t, by)
             series[tc] = [(_x_label(r, by), r.estimate,
                            r.ci_low if math.isfinite(r.ci_low) else r.estimate,
                            r.ci_high if math.isfinite(r.ci_high) else r.estimate) for r in t.itertuples()]
-        unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s, 128-bit key"
-        figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {machine}: {metric}",
-                                         ylabel=unit))
-        rel = {tc: [(_x_label(r, by), r.gauge_relative, r.gauge_relative_low, r.gauge_relative_high)
-                    for r in _order(t, by).itertuples() if math.isfinite(r.gauge_relative)]
-               for tc, t in g.groupby("toolchain")} if "gauge_relative" in g else {}
+            rel[tc] = [(_x_label(r, by), r.gauge_relative, r.gauge_relative_low, r.gauge_relative_high)
+                       for r in t.itertuples() if math.isfinite(getattr(r, "gauge_relative", math.nan))]
+            first = {r.run_id: _x_label(r, by) for r in t.itertuples()}
+            name = series_name(t.iloc[0])
+            marks += [first[s.first_run] for s in found if s.series == name and s.metric == metric
+                      and s.first_run in first and s.key_size == (int(ks) if _given(ks) else None)
+                      and _profile(profile) == s.profile]
+        size = f", {int(ks)}-bit key" if _given(ks) else ""
+        unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s"
+        figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {where}: {metric}{size}",
+                                         ylabel=unit, marks=marks))
         rel = {tc: pts for tc, pts in rel.items() if len(pts) >= 2}
         if rel:  # beside the absolute series: the same runs relative to the machine-speed gauge
-            figs.append(charts.version_trend(rel, title=f"{cipher}/{impl} on {target} @ {machine}: {metric} "
+            figs.append(charts.version_trend(rel, title=f"{cipher}/{impl} on {target} @ {where}: {metric}{size} "
                                                         "relative to the machine-speed gauge",
-                                             ylabel="Kbit/s x gauge ns per iteration"))
+                                             ylabel="Kbit/s x gauge ns per iteration", marks=marks))
     out = Path(reports_dir) / "history"
     out.mkdir(parents=True, exist_ok=True)
     html = jinja2.Template(_PAGE, autoescape=True).render(
         steps=[s.line() for s in found], figs=figs, runs=df.run_id.nunique(),
-        machines=sorted(df.machine.unique()), gauge=gauge_line(gauge))
+        machines=sorted(df.machine.unique()), gauge=gauge_line(gauge), units=RUN_UNITS,
+        threshold=f"{100 * stats.NOISE_THRESHOLD:g}")
     (out / "index.html").write_text(html)
     return out / "index.html"
 
@@ -350,9 +370,12 @@ def _x_label(r, by: str) -> str:
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cipherlab history</title>
 <style>body{font:14px sans-serif;margin:2em;max-width:1100px} li{margin:.2em 0}</style></head><body>
 <h1>History</h1>
-<p>{{ runs }} runs on {{ machines|join(', ') }}. Each series is one cell on one machine; steps are change points
-found by binary segmentation with the lab's comparison (the best case's ratio interval wholly beyond the ±3 %
-noise band; exact counts: a change beyond 3 %).</p>
+<p>{{ runs }} runs on {{ machines|join(', ') }}. Each series is one cell on one machine in one measurement
+profile; steps are change points found by binary segmentation with the lab's comparison: in a timed series each
+run's median over its processes is one unit, and a step needs {{ units }} runs on each side, a Mann-Whitney U test
+over the runs significant at 5 % over the splits its segment offered, and a change beyond the ±{{ threshold }} %
+noise threshold; exact instruction counts need only the change.  A dashed line marks the first run after a step;
+a chart shows the cipher's smallest key size (the list names every step's).</p>
 <p>{{ gauge }}</p>
 <h2>Steps</h2>
 {% if steps %}<ul>{% for s in steps %}<li>{{ s }}</li>{% endfor %}</ul>

@@ -221,7 +221,7 @@ def test_compare_and_history_show_the_gauge_relative_figures_beside_the_absolute
     line = history.gauge_line(history.noise_gauge(df, ("encrypt_speed",)))
     assert "spread p50 4.00 %" in line and "relative to the machine-speed gauge (1 of them): p50 0.00 %" in line
     page = history.write_site(df, [], history.noise_gauge(df), tmp_path / "reports").read_text()
-    assert "encrypt_speed relative to the machine-speed gauge" in page  # the figure beside the absolute one
+    assert "encrypt_speed, 128-bit key relative to the machine-speed gauge" in page  # beside the absolute one
 
 
 def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_sample(fixture_lab, tmp_path):

@@ -5,6 +5,7 @@ gauge of identical builds; the history page."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -147,9 +148,58 @@ def test_the_noise_gauge_and_the_page(rd, tmp_path):
         est = df[(df.cipher == "rc6") & (df.metric == "encrypt_speed") & (df.revision == rev)].estimate
         assert g.spread.iloc[0] == pytest.approx(est.max() / est.min() - 1) and 0 < g.spread.iloc[0] < 0.011
     text = history.format_history(history.steps(df), gauge)
-    assert "noise gauge:" in text and "serpent/ref@gcc-O3@host@synth encrypt_speed: slower" in text
+    assert "noise gauge:" in text and "serpent/ref@gcc-O3@host@synth encrypt_speed 128-bit key: slower" in text
     page = history.write_site(df, history.steps(df), gauge, tmp_path).read_text()
-    assert "serpent/ref@gcc-O3@host@synth encrypt_speed: slower" in page and page.count("<svg") >= 2
+    assert "serpent/ref@gcc-O3@host@synth encrypt_speed 128-bit key: slower" in page and page.count("<svg") >= 2
+
+
+def _two_key_sizes(rd, n: int, costs: dict[str, dict[int, float]]) -> None:
+    """One run of cells measured at 128- and 256-bit keys, every process alike: {cipher: {key size: ns a block}}."""
+    cells = []
+    for cipher, by_size in costs.items():
+        procs = [synth.timing_process({ks: {"encrypt": (1000, [round(c * 1000 * f)] * 2),
+                                             "decrypt": (1000, [round(c * 1100 * f)] * 2),
+                                             "key_setup": (100, [round(400 * 100 * f)] * 2)}
+                                        for ks, c in by_size.items()}, started=float(p))
+                 for p, f in enumerate(LAYOUT[:10])]
+        cells.append(synth.cell(cipher, "ref", key_sizes=tuple(by_size), timing=procs))
+    d = synth.write_run(rd, cells)
+    meta = json.loads((d / "run.json").read_text())
+    meta.update(started=f"2026-11-{n + 1:02d}T00:00:00+00:00", git={"revision": "r1", "dirty": False})
+    (d / "run.json").write_text(json.dumps(meta))
+
+
+def test_a_step_names_its_key_size_and_the_page_marks_it_on_its_own_chart(tmp_path):
+    """Serpent 10 % slower at 128-bit keys from run 4 on, RC6 at 256-bit keys: each step's line names its key size
+    (a cell's 128- and 256-bit series are two), and the page draws one key size a chart (the smallest, not the
+    three mixed on one line) with a dashed line at the first run after a step - on Serpent's chart, not RC6's."""
+    rd = tmp_path / "results"
+    for n in range(8):
+        slow = 1.1 if n >= 4 else 1.0
+        _two_key_sizes(rd, n, {"serpent": {128: 150.0 * slow, 256: 200.0}, "rc6": {128: 100.0, 256: 130.0 * slow}})
+    df = history.load(rd, "synth")
+    found = history.steps(df, ("encrypt_speed",))
+    assert sorted((s.series.split("@")[0], s.key_size) for s in found) == [("rc6/ref", 256), ("serpent/ref", 128)]
+    assert all(f"encrypt_speed {s.key_size}-bit key: slower" in s.line() for s in found)
+    page = history.write_site(df, found, history.noise_gauge(df), tmp_path / "reports").read_text()
+    charts = {t: c for c in page.split("<svg")[1:] for t in ("serpent/ref", "rc6/ref") if t in c}
+    assert "encrypt_speed, 128-bit key" in charts["serpent/ref"] and "encrypt_speed, 128-bit key" in charts["rc6/ref"]
+    assert "stroke-dasharray" in charts["serpent/ref"] and "stroke-dasharray" not in charts["rc6/ref"]
+    # the 256-bit figures (640,000 Kbit/s and less) are not on Serpent's 128-bit line (775,758-853,333)
+    ticks = [float(t.replace(",", "")) for t in re.findall(r">(\d{3},\d{3})<", charts["serpent/ref"])]
+    assert ticks and min(ticks) > 700_000
+
+
+def test_a_chart_of_many_runs_keeps_the_page_width_and_writes_every_kth_label():
+    from lab.report import charts
+
+    pts = [(f"run{i:03d}", 100.0 + i % 7, 99.0, 108.0) for i in range(200)]
+    svg = charts.version_trend({"gcc-O3": pts}, title="t", ylabel="y", marks=["run100"])
+    width_pt = float(svg.split('width="', 1)[1].split("pt", 1)[0])
+    assert width_pt <= 72 * charts.MAX_WIDTH_IN * 1.05  # 0.7 in a point would have made it 142 in wide
+    written = [f"run{i:03d}" for i in range(200) if f">run{i:03d}<" in svg]
+    assert 2 <= len(written) <= charts.MAX_X_LABELS and "run000" in written
+    assert svg.count("stroke-dasharray") == 1
 
 
 def test_a_history_reads_the_index_and_no_raw_samples(rd, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import matplotlib
 import matplotlib.ticker
@@ -13,6 +14,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "figure.dpi": 96})
+
+
+# A chart of many points keeps a page's width (the history page is 1,100 px wide) and writes every k-th x label.
+MAX_WIDTH_IN = 11.0
+MAX_X_LABELS = 30
 
 
 def _svg(fig) -> str:
@@ -120,22 +126,30 @@ def scatter_memory(mem: pd.DataFrame, *, title: str) -> str:
     return _svg(fig)
 
 
-def version_trend(series: dict[str, list[tuple[str, float, float, float]]], *, title: str, ylabel: str) -> str:
-    """Speed against compiler version, one line of dots with error bars per family: {family: [(version label,
-    estimate, ci_low, ci_high), ...]} in version order; the x axis lists every version label in that order."""
+def version_trend(series: dict[str, list[tuple[str, float, float, float]]], *, title: str, ylabel: str,
+                  marks: Sequence[str] = ()) -> str:
+    """Speed against compiler version (or run, or revision), one line of dots with error bars per family:
+    {family: [(x label, estimate, ci_low, ci_high), ...]} in x order; the x axis lists every label in that order
+    (at most MAX_X_LABELS of them written, evenly spaced, on a series of many runs).  marks: x labels at which a
+    dashed line is drawn (a history's steps: the first run after each)."""
     if not series:
         return ""
     labels = [v for pts in series.values() for v, *_ in pts]
     xs = {v: i for i, v in enumerate(dict.fromkeys(labels))}
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.7 * len(xs) + 2.0), 2.6))
+    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(4.0, 0.7 * len(xs) + 2.0)), 2.6))
     for family, pts in series.items():
         x = [xs[v] for v, *_ in pts]
         y = np.asarray([p[1] for p in pts], dtype=float)
         lo, hi = np.asarray([p[2] for p in pts], dtype=float), np.asarray([p[3] for p in pts], dtype=float)
         err = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
-        ax.errorbar(x, y, yerr=np.where(np.isfinite(err), err, 0.0), marker="o", ms=4, capsize=2, lw=1,
-                    label=family)
-    ax.set_xticks(list(xs.values()), list(xs), rotation=30, ha="right")
+        ax.errorbar(x, y, yerr=np.where(np.isfinite(err), err, 0.0), marker="o", ms=4 if len(xs) <= 60 else 2,
+                    capsize=2 if len(xs) <= 60 else 0, lw=1, label=family)
+    for m in marks:
+        if m in xs:
+            ax.axvline(xs[m] - 0.5, color="0.4", ls="--", lw=0.8)
+    every = -(-len(xs) // MAX_X_LABELS)
+    shown = list(xs.items())[::every]
+    ax.set_xticks([i for _, i in shown], [v for v, _ in shown], rotation=30, ha="right")
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left", fontsize=10)
     ax.legend(fontsize=7, frameon=False)
