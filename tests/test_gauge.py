@@ -226,8 +226,10 @@ def test_compare_and_history_show_the_gauge_relative_figures_beside_the_absolute
 
 def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_sample(fixture_lab, tmp_path):
     """--long-samples (the profile's long_samples) is the fewest samples of an operation whose call lasts much
-    longer than a sample: Encrypt-32768 of DES (about a millisecond) with 20 rounds of 20 us takes exactly 6, the
-    short operations all 20; the gauge has a sample per round to pair them with."""
+    longer than a sample (LONG_CALL = 4 sample lengths): Encrypt-32768 of DES (about a millisecond) with 20 rounds
+    of 10 us fills LONG_FILL = 16 sample lengths a round, 3.2 ms, in fewer than 6 calls, so it takes exactly 6; the
+    short operations all 20; the gauge has a sample per round to pair them with.  With 64 rounds of 20 us (20 ms to
+    fill) it takes more than 6 and fewer than 64."""
     import subprocess
 
     from lab.run import RunRequest, run
@@ -238,7 +240,7 @@ def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_samp
                                 icount=False))
     (program,) = (tmp_path / "build").rglob("cycles")
     out = subprocess.run([str(program), "--impl", "des", "--key-bits", "64", "--sizes", "1,32768", "--samples", "20",
-                          "--sample-us", "20", "--long-samples", "6"], capture_output=True, text=True, check=True).stdout
+                          "--sample-us", "10", "--long-samples", "6"], capture_output=True, text=True, check=True).stdout
     records = protocol.read(Completed([str(program)], 0, out, "", 0.1), "cycles")
     taken = {(r.op, r.n): len(r.deltas) for r in protocol.of(records, protocol.CyclesRecord)}
     assert taken[("encrypt", 32768)] == taken[("decrypt", 32768)] == 6
@@ -254,3 +256,9 @@ def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_samp
     taken = {(r.op, r.n): (r.calls, len(r.deltas)) for r in protocol.of(records, protocol.CyclesRecord)}
     assert taken[("encrypt", 128)] == taken[("decrypt", 128)] == (64, 20)
     assert taken[("encrypt", 32768)] == taken[("decrypt", 32768)] == (64, 6)
+    out = subprocess.run([str(program), "--impl", "des", "--key-bits", "64", "--sizes", "1,32768", "--samples", "64",
+                          "--sample-us", "20", "--long-samples", "6"], capture_output=True, text=True, check=True).stdout
+    records = protocol.read(Completed([str(program)], 0, out, "", 0.1), "cycles")
+    taken = {(r.op, r.n): len(r.deltas) for r in protocol.of(records, protocol.CyclesRecord)}
+    assert 6 < taken[("encrypt", 32768)] < 64 and 6 < taken[("decrypt", 32768)] < 64
+    assert taken[("encrypt", 1)] == 64

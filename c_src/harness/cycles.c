@@ -20,7 +20,7 @@
  * well below 1 % of a reading.  Encryptions work in place on one buffer, so
  * each call depends on the previous one, as a single call would be measured.
  * Every round takes one sample of every operation (operations whose sample
- * lasts much longer than U take fewer samples, at least L), so a busy period
+ * lasts much longer than U take fewer samples, at least L, in the first rounds), so a busy period
  * of the machine spoils one sample of each rather than a series.  W warm-up
  * rounds run the operations without reading the counter.  Raw deltas only:
  * the lab subtracts the overhead and divides by M and n.  Every round also
@@ -43,6 +43,15 @@
  * its round and takes their median per process, which three samples left to one noisy one
  * (docs/measurement.md). */
 #define LONG_SAMPLES 8
+/* A call is long when it lasts more than LONG_CALL sample lengths; a long operation's samples then fill up to
+ * LONG_FILL sample lengths a round (R rounds: R * LONG_FILL * U in all, 25.6 ms per operation and process in the
+ * quick profile), at least L of them and at most R.  Each long sample's own spread within a process is about
+ * 1.3 % (it lasts milliseconds, across the machine's speed modes), so eight of them left the process's median
+ * of Encrypt-32768 about 1 % from the next process's; filling 25.6 ms instead of 6.4 gives the calls of 1-3 ms
+ * 8-25 samples, the gauge-relative difference between two quick runs of those quantities p50 0.37 -> 0.26 %
+ * (docs/measurement.md), and leaves slower calls, which would cost most, at L. */
+#define LONG_CALL 4
+#define LONG_FILL 16
 
 typedef void (*null_fn)(void);
 static void null_function(void) { __asm__ __volatile__("" ::: "memory"); }
@@ -210,8 +219,8 @@ int main(int argc, char **argv)
         q->samples = samples;
         /* A single call that lasts much longer than a sample: a sample of many short calls that measured slow
          * was disturbed (a preemption in both readings) and keeps every round. */
-        if (samples > long_samples && t / q->calls > 4 * target) {
-            uint64_t fit = (uint64_t)samples * 4 * target / t;
+        if (samples > long_samples && t / q->calls > LONG_CALL * target) {
+            uint64_t fit = (uint64_t)samples * LONG_FILL * target / t;
             q->samples = fit < long_samples ? long_samples : (unsigned long)fit;
         }
         q->d = calloc(q->samples, sizeof *q->d);
