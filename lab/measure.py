@@ -23,7 +23,8 @@ from .status import Status
 from . import protocol, system
 from .backends import Backend, Completed
 from .plan import Cell
-from .quantities import Quantity, cycle_quantities, timing_quantities, worst_precision
+from .quantities import Quantity, cycle_quantities, gauge_precision, timing_quantities, worst_precision
+from .results import Gauge
 
 
 class OutputError(ValueError):
@@ -99,6 +100,13 @@ def failure_status(c: Completed) -> str:
 
 
 # ------------------------------------------------------------ one cell's data
+def _per_iteration(process: dict):
+    """A stored process's gauge samples per iteration (lab.results.Gauge), or None."""
+    g = process.get("gauge")
+    return Gauge.model_validate(g).per_iteration() if g else None
+
+
+
 @dataclass
 class CellSamples:
     """Raw data of a cell's measuring processes so far, in the results' format (lab.results.Measurement)."""
@@ -137,16 +145,32 @@ class CellSamples:
         cq = cycle_quantities([p["ops"] for p in self.cycles])
         return worst_precision(tq + cq, s.estimator, s.confidence)
 
+    def gauge_precision(self) -> float | None:
+        """The median relative half-width of the cell's gauge-relative figures so far (None without gauges)."""
+        tq = timing_quantities([p["key_sizes"] for p in self.timing], self.cell.impl.block_bits, "",
+                               gauges=[_per_iteration(p) for p in self.timing])
+        cq = cycle_quantities([p["ops"] for p in self.cycles], gauges=[_per_iteration(p) for p in self.cycles])
+        return gauge_precision(tq + cq, self.cell.sampling.confidence)
+
+    def gauge_settled(self) -> bool:
+        """Whether the profile's gauge_precision is reached (or there is no such rule, or no gauge)."""
+        target = self.cell.sampling.gauge_precision
+        return target is None or (g := self.gauge_precision()) is None or g <= target
+
     def decide(self) -> str | None:
-        """Why to stop now, or None to take another process."""
+        """Why to stop now, or None to take another process.  The headline's precision decides up to
+        max_processes; while the gauge-relative figures are noisier than gauge_precision, a cell goes on up to
+        gauge_max_processes (a neighbour outside the VM spreads every process's figures: docs/measurement.md)."""
         s = self.cell.sampling
         p = self.processes
         if self.cell.target.emulated:
             return "emulated" if p >= s.emulated_processes else None
-        if p >= s.min_processes and self.worst_precision() <= s.precision:
-            return "precision"
-        if p >= s.max_processes:
-            return "max_processes"
+        if p >= s.min_processes:
+            settled = self.gauge_settled()
+            if settled and self.worst_precision() <= s.precision:
+                return "precision"
+            if p >= (s.max_processes if settled else max(s.max_processes, s.gauge_max_processes or 0)):
+                return "max_processes"
         if self.seconds >= s.budget_seconds and p >= 2:
             return "budget"
         return None

@@ -12,6 +12,7 @@ stopping rule judges exactly the numbers the report shows.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,6 +149,15 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
             if op["op"] != "null" and d.min() - ov < step:
                 q.below_resolution = True
     return list(out.values())
+
+def gauge_precision(qs: list[Quantity], confidence: float) -> float | None:
+    """The median, over `qs` (the empty-call overhead and what is below the counter's resolution excepted), of
+    the relative half-widths of their gauge-relative figures: how noisy a cell's figures relative to the gauge
+    still are (a median, so that one noisy quantity does not decide).  None without gauges."""
+    widths = [e.precision for q in qs if q.metric != "null_overhead" and not q.below_resolution
+              if (e := gauge_relative(q, confidence)) is not None and math.isfinite(e.precision)]
+    return float(np.median(widths)) if widths else None
+
 
 def worst_precision(qs: list[Quantity], estimator: str, confidence: float, empty: float = 0.0) -> float:
     """The largest relative half-width of the headline estimates among `qs` (the empty-call overhead and what

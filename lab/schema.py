@@ -199,6 +199,14 @@ class Sampling(Strict):
     long_samples: int = Field(8, gt=0, description="Samples at least of an operation whose single call lasts "
                                                    "much longer than a sample (Encrypt-32768 of a slow cipher): it "
                                                    "takes fewer than `samples`, in the first rounds.")
+    gauge_precision: float | None = Field(
+        None, gt=0, lt=1, description="Target for the median, over a cell's quantities, of the relative half-width "
+                                      "of their figures relative to the machine-speed gauge: a cell whose figures "
+                                      "are that noisy (a neighbour outside the VM) takes more processes, up to "
+                                      "gauge_max_processes (null: no such rule; docs/measurement.md).")
+    gauge_max_processes: int | None = Field(
+        None, ge=2, description="Processes per cell at most while gauge_precision is not reached (default: "
+                                "max_processes).")
     interleave: int = Field(12, gt=0, description="Cells measured together, one process each in turn.")
     emulated_processes: int = Field(2, ge=1, description="Processes per cell on emulated targets (their "
                                                           "timings measure QEMU; instruction counts are exact).")
@@ -210,6 +218,8 @@ class Sampling(Strict):
     def _bounds(self) -> "Sampling":
         if self.max_processes < self.min_processes:
             raise ValueError("max_processes must be >= min_processes")
+        if self.gauge_max_processes is not None and self.gauge_max_processes < self.max_processes:
+            raise ValueError("gauge_max_processes must be >= max_processes")
         return self
 
 

@@ -168,6 +168,15 @@ def test_profiles_adapt_sampling_per_cipher_as_data(lab):
     assert lab.profile("quick").sampling.precision == 0.02
 
 
+def test_gauge_max_processes_below_max_processes_is_named(tmp_path):
+    bad = PROFILE.replace("budget_seconds: 1}", "budget_seconds: 1, max_processes: 20, gauge_max_processes: 12}")
+    assert bad != PROFILE
+    write(tmp_path / "profiles" / "p.yaml", bad)
+    with pytest.raises(ConfigError) as e:
+        Lab(root=tmp_path, cipher_dirs=[tmp_path / "none"], shared=tmp_path)
+    assert "p.yaml" in str(e.value) and "gauge_max_processes must be >= max_processes" in str(e.value)
+
+
 def test_profile_override_must_name_a_known_cipher(tmp_path):
     write(tmp_path / "profiles" / "p.yaml", PROFILE + "per_cipher: {frgo: {budget_seconds: 10}}\n")
     with pytest.raises(ConfigError, match="per_cipher.frgo.*not a known cipher"):

@@ -417,6 +417,38 @@ def test_the_stop_rule(lab):
     assert samples(emu, noisy[:2]).decide() == "emulated"
 
 
+def test_the_gauge_precision_rule_takes_more_processes_while_the_gauge_relative_figures_are_noisy(lab):
+    """gauge_precision: the headline is precise at 3 processes (every process alike), but relative to the
+    machine-speed gauge the processes differ by 4 % each (a neighbour slowed their gauges and not their cells):
+    the median half-width of the gauge-relative figures is far above 1 %, so the cell goes on past max_processes
+    (4) up to gauge_max_processes (6).  Gauges alike in every process, no gauge at all, or no such rule in the
+    profile: it stops for precision at 3, as before."""
+    def gauged(cs: measure.CellSamples, per_process) -> measure.CellSamples:
+        for procs in (cs.timing, cs.cycles):
+            for p, proc in enumerate(procs):
+                proc["gauge"] = {"workload": "rotl-xor-table-v1", "per_sample": 100, "unit": "ns",
+                                 "samples": [round(1000 * per_process(p))] * 2}
+        return cs
+
+    rule = dict(min_processes=3, max_processes=4, budget_seconds=60.0, precision=0.02)
+    c = cell(lab, gauge_precision=0.01, gauge_max_processes=6, **rule)
+    steady = [[1000, 1000]]
+    noisy = lambda p: 1 + 0.04 * p  # noqa: E731
+    for n in (3, 4, 5):
+        cs = gauged(samples(c, steady * n), noisy)
+        assert cs.worst_precision() == 0.0 and cs.gauge_precision() > 0.01 and cs.decide() is None
+    assert gauged(samples(c, steady * 6), noisy).decide() == "max_processes"
+    assert gauged(samples(c, steady * 3), lambda p: 1.0).gauge_precision() == 0.0
+    assert gauged(samples(c, steady * 3), lambda p: 1.0).decide() == "precision"
+    assert samples(c, steady * 3).gauge_precision() is None and samples(c, steady * 3).decide() == "precision"
+    off = cell(lab, gauge_precision=None, **rule)
+    assert gauged(samples(off, steady * 3), noisy).decide() == "precision"
+    # without gauge_max_processes the noisy cell stops at max_processes
+    capped = cell(lab, gauge_precision=0.01, gauge_max_processes=None, **rule)
+    assert gauged(samples(capped, steady * 3), noisy).decide() is None
+    assert gauged(samples(capped, steady * 4), noisy).decide() == "max_processes"
+
+
 def test_a_marker_counter_target_is_measured_by_timing_alone(lab):
     c = cell(lab, target="sparc64")
     assert c.target.counter == "marker"
