@@ -106,7 +106,6 @@ def _per_iteration(process: dict):
     return Gauge.model_validate(g).per_iteration() if g else None
 
 
-
 @dataclass
 class CellSamples:
     """Raw data of a cell's measuring processes so far, in the results' format (lab.results.Measurement)."""
@@ -138,24 +137,25 @@ class CellSamples:
     def processes(self) -> int:
         return min(len(self.timing), len(self.cycles)) if self.counts_cycles else len(self.timing)
 
-    def worst_precision(self) -> float:
-        """The largest relative half-width among the cell's quantities (the overhead excepted)."""
-        s = self.cell.sampling
-        tq = timing_quantities([p["key_sizes"] for p in self.timing], self.cell.impl.block_bits, "")
-        cq = cycle_quantities([p["ops"] for p in self.cycles])
-        return worst_precision(tq + cq, s.estimator, s.confidence)
-
-    def gauge_precision(self) -> float | None:
-        """The median relative half-width of the cell's gauge-relative figures so far (None without gauges)."""
+    def quantities(self) -> list[Quantity]:
+        """The cell's quantities over its processes so far, each with its processes' gauges."""
         tq = timing_quantities([p["key_sizes"] for p in self.timing], self.cell.impl.block_bits, "",
                                gauges=[_per_iteration(p) for p in self.timing])
-        cq = cycle_quantities([p["ops"] for p in self.cycles], gauges=[_per_iteration(p) for p in self.cycles])
-        return gauge_precision(tq + cq, self.cell.sampling.confidence)
+        return tq + cycle_quantities([p["ops"] for p in self.cycles], gauges=[_per_iteration(p) for p in self.cycles])
 
-    def gauge_settled(self) -> bool:
+    def worst_precision(self, qs: list[Quantity] | None = None) -> float:
+        """The largest relative half-width among the cell's quantities (the overhead excepted)."""
+        s = self.cell.sampling
+        return worst_precision(self.quantities() if qs is None else qs, s.estimator, s.confidence)
+
+    def gauge_precision(self, qs: list[Quantity] | None = None) -> float | None:
+        """The median relative half-width of the cell's gauge-relative figures so far (None without gauges)."""
+        return gauge_precision(self.quantities() if qs is None else qs, self.cell.sampling.confidence)
+
+    def gauge_settled(self, qs: list[Quantity] | None = None) -> bool:
         """Whether the profile's gauge_precision is reached (or there is no such rule, or no gauge)."""
         target = self.cell.sampling.gauge_precision
-        return target is None or (g := self.gauge_precision()) is None or g <= target
+        return target is None or (g := self.gauge_precision(qs)) is None or g <= target
 
     def decide(self) -> str | None:
         """Why to stop now, or None to take another process.  The headline's precision decides up to
@@ -166,8 +166,9 @@ class CellSamples:
         if self.cell.target.emulated:
             return "emulated" if p >= s.emulated_processes else None
         if p >= s.min_processes:
-            settled = self.gauge_settled()
-            if settled and self.worst_precision() <= s.precision:
+            qs = self.quantities()
+            settled = self.gauge_settled(qs)
+            if settled and self.worst_precision(qs) <= s.precision:
                 return "precision"
             if p >= (s.max_processes if settled else max(s.max_processes, s.gauge_max_processes or 0)):
                 return "max_processes"

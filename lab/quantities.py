@@ -150,6 +150,7 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
                 q.below_resolution = True
     return list(out.values())
 
+
 def gauge_precision(qs: list[Quantity], confidence: float) -> float | None:
     """The median, over `qs` (the empty-call overhead and what is below the counter's resolution excepted), of
     the relative half-widths of their gauge-relative figures: how noisy a cell's figures relative to the gauge

@@ -19,6 +19,7 @@ plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "figure.dpi": 96})
 # A chart of many points keeps a page's width (the history page is 1,100 px wide) and writes every k-th x label.
 MAX_WIDTH_IN = 11.0
 MAX_X_LABELS = 30
+DENSE = 60  # points on an axis beyond which dots are small and error bars have no caps
 
 
 def _svg(fig) -> str:
@@ -142,8 +143,8 @@ def version_trend(series: dict[str, list[tuple[str, float, float, float]]], *, t
         y = np.asarray([p[1] for p in pts], dtype=float)
         lo, hi = np.asarray([p[2] for p in pts], dtype=float), np.asarray([p[3] for p in pts], dtype=float)
         err = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
-        ax.errorbar(x, y, yerr=np.where(np.isfinite(err), err, 0.0), marker="o", ms=4 if len(xs) <= 60 else 2,
-                    capsize=2 if len(xs) <= 60 else 0, lw=1, label=family)
+        ax.errorbar(x, y, yerr=np.where(np.isfinite(err), err, 0.0), marker="o", ms=4 if len(xs) <= DENSE else 2,
+                    capsize=2 if len(xs) <= DENSE else 0, lw=1, label=family)
     for m in marks:
         if m in xs:
             ax.axvline(xs[m] - 0.5, color="0.4", ls="--", lw=0.8)
