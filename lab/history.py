@@ -12,9 +12,9 @@ its test.  In a timed series the runs are the units: each run's median over its 
 ``stats.compare`` with the median's verdict (a Mann-Whitney U test over the runs at 5 % over all the splits the
 search could choose, and a change beyond the noise threshold) and a bootstrap interval over the runs, with at least
 RUN_UNITS runs on each side; the splits whose sides differ beyond the threshold are judged best-separated first,
-the first the comparison calls is a change point, and each side is then searched again.  Exact instruction counts need no statistics: a change beyond the
-noise threshold, from one run on.  Each step is reported with its size and interval, the first run after it, and
-the revisions between the runs on either side.
+the first the comparison calls is a change point, and each side is then searched again.  Exact instruction counts
+need no statistics: a change beyond the noise threshold, from one run on.  Each step is reported with its size and
+interval, the first run after it, and the revisions between the runs on either side.
 
 Identical builds — the same compiler version, flags and source revision — are the noise gauge: the spread of
 their estimates is what a step must exceed.
@@ -64,7 +64,7 @@ class Step:
     def quantity(self) -> str:
         """The metric with its key size and blocks per call: a cell's 128- and 256-bit series are two series."""
         return self.metric + "".join(f" {label}" for v, label in (
-            (self.key_size, f"{self.key_size}-bit key"), (self.n_blocks, f"n={self.n_blocks}")) if _given(v))
+            (self.key_size, f"{self.key_size}-bit key"), (self.n_blocks, f"n={self.n_blocks}")) if pd.notna(v))
 
     def line(self) -> str:
         revs = f"; revisions {self.revisions[0] or '?'}..{self.revisions[1] or '?'}" \
@@ -72,10 +72,6 @@ class Step:
         return (f"{self.series} {self.quantity()}: {self.verdict} {100 * self.change:+.1f} % "
                 f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] from run {self.first_run}{revs}"
                 + (f" (profile {self.profile})" if self.profile else ""))
-
-
-def _given(v) -> bool:
-    return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
 def series_name(r) -> str:
@@ -235,8 +231,8 @@ def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
     verdict)], in order.  In each segment the splits whose sides differ beyond the noise threshold go to the
     comparison, the best-separated first (_candidates); the first it calls is the segment's change point, and its
     two sides are searched again.  A split with fewer than min_size runs on a side (default RUN_UNITS for a timed
-    series, one for exact counts) ends the segment's search when its turn comes.  The comparison's bootstrap is what costs, so a flat series needs none (187 runs of one cell:
-    29 s when every split was compared)."""
+    series, one for exact counts) ends the segment's search when its turn comes.  The comparison's bootstrap is
+    what costs, so a flat series needs none (187 runs of one cell: 29 s when every split was compared)."""
     found: list[tuple] = []
     runs = _run_values(g)
     if min_size is None:
@@ -272,8 +268,8 @@ def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
             r0, r1 = g.iloc[k - 1], g.iloc[k]
             out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
                             (r0.revision, r1.revision), _profile(r1.profile),
-                            int(r1.key_size) if _given(r1.key_size) else None,
-                            int(r1.n_blocks) if _given(r1.n_blocks) else None))
+                            int(r1.key_size) if pd.notna(r1.key_size) else None,
+                            int(r1.n_blocks) if pd.notna(r1.n_blocks) else None))
     return out
 
 
@@ -325,7 +321,7 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
     for (cipher, impl, target, machine, profile, metric), g in sel.groupby(["cipher", "implementation", "target",
                                                                              "machine", "profile", "metric"]):
         ks = g.key_size.min()  # one key size a chart: the cipher's smallest (NIST's headline size)
-        g = g[g.key_size == ks] if _given(ks) else g
+        g = g[g.key_size == ks] if pd.notna(ks) else g
         if g.run_id.nunique() < 2:
             continue
         where = f"{machine} [{profile}]" if _profile(profile) else machine
@@ -340,9 +336,9 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
             first = {r.run_id: _x_label(r, by) for r in t.itertuples()}
             name = series_name(t.iloc[0])
             marks += [first[s.first_run] for s in found if s.series == name and s.metric == metric
-                      and s.first_run in first and s.key_size == (int(ks) if _given(ks) else None)
+                      and s.first_run in first and s.key_size == (int(ks) if pd.notna(ks) else None)
                       and _profile(profile) == s.profile]
-        size = f", {int(ks)}-bit key" if _given(ks) else ""
+        size = f", {int(ks)}-bit key" if pd.notna(ks) else ""
         unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s"
         figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {where}: {metric}{size}",
                                          ylabel=unit, marks=marks))

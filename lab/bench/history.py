@@ -128,7 +128,8 @@ def bench(lab: Lab, run: str | None = None, copies: int = 1000, out: Path | None
             say(f"load of {n:5d} runs ({len(frame):,} rows): {loads[n]:.2f} s through the combined index "
                 f"(the first load, from every run's own index and writing the combined one: {first:.2f} s)")
             t0 = time.monotonic()
-            found = history.steps(history.measured(frame))  # every cell's default metrics, as `invoke history` finds them
+            # every cell's default metrics, as `invoke history` finds them
+            found = history.steps(history.measured(frame))
             steps[n] = {"seconds": round(time.monotonic() - t0, 3), "steps": len(found)}
             say(f"steps over {n:5d} runs: {steps[n]['seconds']:.2f} s, {len(found)} found (copies of one run: none due)")
     doc = {**header("history"), "run": src.name, "cells": cells, "rows": len(df),
