@@ -449,6 +449,35 @@ def test_the_gauge_precision_rule_takes_more_processes_while_the_gauge_relative_
     assert gauged(samples(capped, steady * 4), noisy).decide() == "max_processes"
 
 
+def test_gauge_precision_is_the_median_half_width_at_the_cells_confidence(lab):
+    """The rule judges the median over the cell's quantities of their gauge-relative half-widths (the empty call
+    and what is below the counter's resolution left out), at the profile's confidence: three cost quantities of
+    narrow, middle and wide spread give the middle one's half-width - not the widest, not their mean."""
+    from lab import stats
+    from lab.quantities import Quantity, gauge_precision
+
+    spreads = (0.001, 0.01, 0.2)
+    qs = [Quantity(f"m{i}", 128, None, "ticks", "x", per_process=[1.0] * 6,
+                   paired=[1 + d * p for p in range(6)], gauge=[1.0] * 6) for i, d in enumerate(spreads)]
+    wide = Quantity("null_overhead", 128, None, "ticks", "x", per_process=[1.0] * 6,
+                    paired=[1 + 5 * p for p in range(6)], gauge=[1.0] * 6)
+    below = Quantity("m9", 128, None, "ticks", "x", per_process=[1.0] * 6, below_resolution=True,
+                     paired=[1 + 5 * p for p in range(6)], gauge=[1.0] * 6)
+    want = [stats.trimmed_mean([1 + d * p for p in range(6)], 0.95).precision for d in spreads]
+    assert want[0] < want[1] < want[2]
+    assert gauge_precision([*qs, wide, below], 0.95) == pytest.approx(want[1])
+    assert gauge_precision(qs, 0.90) < gauge_precision(qs, 0.95)
+    # the cell judges at its own confidence
+    for conf in (0.90, 0.95):
+        c = cell(lab, confidence=conf, min_processes=3, max_processes=4, precision=0.02)
+        cs = samples(c, [[1000, 1000]] * 5)
+        for procs in (cs.timing, cs.cycles):
+            for p, proc in enumerate(procs):
+                proc["gauge"] = {"workload": "w", "per_sample": 100, "unit": "ns",
+                                 "samples": [round(1000 * (1 + 0.04 * p))] * 2}
+        assert cs.gauge_precision() == pytest.approx(gauge_precision(cs.quantities(), conf))
+
+
 def test_a_marker_counter_target_is_measured_by_timing_alone(lab):
     c = cell(lab, target="sparc64")
     assert c.target.counter == "marker"
