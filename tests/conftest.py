@@ -97,6 +97,20 @@ def engine_or_skip():
         pytest.skip(f"no container engine: {e}")
 
 
+@pytest.fixture
+def host_plugin() -> str:
+    """The QEMU instruction-count plugin of host-backend counts (build/qemu-plugin/, copied out of the x86_64 image
+    by `invoke images.host-plugin`): copied here when a container engine has that image (built here with
+    CIPHERLAB_REQUIRE_CONTAINERS=1, as in CI); without one the test is skipped."""
+    from lab.backends.host import HostBackend
+    from lab.images.plugin import host_plugin as copy_plugin
+
+    found = HostBackend().plugin_path()
+    if found:
+        return found
+    return str(copy_plugin(Lab(), image_or_skip("x86_64", build_when_required=True)))
+
+
 def image_or_skip(target: str, build_when_required: bool = False):
     """The engine, when one answers and the target's image is built; a missing image skips the test (with
     build_when_required and CIPHERLAB_REQUIRE_CONTAINERS=1, as in CI, it is built here)."""

@@ -42,7 +42,7 @@ def repo(lab, tmp_path_factory):
     return r, hashes
 
 
-def test_the_commit_is_found_exactly_on_guest_instructions(lab, repo):
+def test_the_commit_is_found_exactly_on_guest_instructions(lab, repo, host_plugin):
     r, h = repo
     out = bisect.bisect(lab, "rc6", good=h[0], bad=h[3], repo=r, say=lambda s: None)
     assert out.first is not None and out.first.ref == h[2] and out.first.subject.startswith("rc6: extra work")
@@ -59,7 +59,7 @@ def test_the_step_is_confirmed_on_time(lab, repo):
     assert out.processes > 0 and out.counts == 0
 
 
-def test_the_commit_is_found_exactly_on_a_big_endian_container_target(lab, repo):
+def test_the_commit_is_found_exactly_on_a_big_endian_container_target(lab, repo, host_plugin):
     """Revisions built in the sparc64 image (each worktree mounted in its own container), counted here."""
     from .conftest import image_or_skip
 
@@ -70,7 +70,7 @@ def test_the_commit_is_found_exactly_on_a_big_endian_container_target(lab, repo)
     assert out.counts == 4 and out.processes == 0 and out.builds >= 4
 
 
-def test_two_equal_revisions_are_no_difference(lab, repo):
+def test_two_equal_revisions_are_no_difference(lab, repo, host_plugin):
     r, h = repo
     exact = bisect.bisect(lab, "rc6", good=h[0], bad=h[1], repo=r, say=lambda s: None)
     assert exact.first is None and exact.message.startswith("no difference between good and bad")
@@ -78,7 +78,7 @@ def test_two_equal_revisions_are_no_difference(lab, repo):
     assert timed.first is None and timed.message.startswith("no significant difference between good and bad")
 
 
-def test_a_bisection_over_two_installed_compiler_versions(lab):
+def test_a_bisection_over_two_installed_compiler_versions(lab, host_plugin):
     for cc in ("gcc-11", "gcc-12"):
         if subprocess.run(["which", cc], capture_output=True).returncode:
             pytest.fail(f"{cc} is not installed: ./cipherlab installs it")
