@@ -1,14 +1,14 @@
 """The results index: each run's tidy table (one row per quantity, estimate and interval), stored beside
 ``cells.jsonl`` as ``quantities.parquet``, so that loading a run recomputes nothing.
 
-It is derived data: the raw samples in ``cells.jsonl`` stay the source of truth.  The file carries in its
-metadata the results format version, a hash of the code that computes the rows
-(lab/results.py, quantities.py, stats.py) and the size and modification time of ``run.json`` and
-``cells.jsonl``; any difference makes it stale, and :func:`read` then returns None so that the caller recomputes
-(and, where it can, writes it anew).  Written when a run finishes and whenever a run without a current index is
-loaded.  Columnar (Parquet through pyarrow), read in one pass for many runs: :func:`read_many` checks each
-file's stamp in its footer and reads all the current files as one dataset; the per-process values stay an Arrow
-list column (a Python list is made only for the element a caller looks at).
+It is derived data: the raw samples in ``cells.jsonl`` stay the source of truth.  The file carries in its metadata
+the results format version, a hash of the code that computes the rows (the syntax trees of lab/results.py,
+quantities.py, stats.py and index.py: comments and docstrings do not count) and the size and modification time of
+``run.json`` and ``cells.jsonl``; any difference makes it stale, and :func:`read` then returns None so that the
+caller recomputes (and, where it can, writes it anew).  Written when a run finishes and whenever a run without a
+current index is loaded.  Columnar (Parquet through pyarrow), read in one pass for many runs: :func:`read_many`
+checks each file's stamp in its footer and reads all the current files as one dataset; the per-process values stay
+an Arrow list column (a Python list is made only for the element a caller looks at).
 
 Reading a thousand small files costs tens of ms each on the lab's VM, whatever their size (a footer and 60 column
 chunks apiece),
@@ -20,6 +20,7 @@ the same; otherwise the runs are read one by one again and the combined file is 
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -38,12 +39,25 @@ COMBINED = "quantities-runs.parquet"  # in a results folder: the rows of the run
 _KEY = b"cipherlab-index"
 
 
+def _code(source: str) -> str:
+    """What a module computes: its syntax tree without docstrings (comments, blank lines and line numbers are not
+    in a tree), so that an edit to its prose keeps every index current and one to its code does not."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 @functools.lru_cache(maxsize=1)
 def code_hash() -> str:
     """A hash of the code that computes a run's rows: a change to it makes every index stale by itself."""
     h = hashlib.sha256()
     for name in ("results.py", "quantities.py", "stats.py", "index.py"):
-        h.update((Path(__file__).parent / name).read_bytes())
+        h.update(_code((Path(__file__).parent / name).read_text()).encode())
     return h.hexdigest()[:16]
 
 

@@ -59,6 +59,24 @@ def test_a_changed_run_or_code_makes_the_index_stale(run, monkeypatch):
     assert index.read(d, results.VERSION) is None
 
 
+def test_the_code_hash_follows_code_not_prose():
+    src = '''"""A module."""
+import math
+
+
+def f(x):
+    """Twice x."""
+    return 2 * x  # doubled
+'''
+    same = [src.replace("# doubled", "# twice"), src.replace("Twice x.", "Two times x."),
+            src.replace("import math\n", "import math\n\n"), src.replace('"""A module."""\n', "")]
+    other = [src.replace("2 * x", "3 * x"), src.replace("(x)", "(y)").replace("* x", "* y"),
+             src.replace("import math", "import cmath"), src.replace('"""Twice x."""', '"""Twice x."""\n    x = -x')]
+    assert all(index._code(s) == index._code(src) for s in same)
+    assert all(index._code(s) != index._code(src) for s in other)
+    assert index._code('def g():\n    """Only a docstring."""\n') != index._code("def g():\n    return 1\n")
+
+
 def test_a_results_folder_that_cannot_be_written_still_loads(run, monkeypatch):
     d, rd = run
     (d / index.FILE).unlink()
