@@ -32,6 +32,8 @@ from ..errors import UserError
 from . import header, store
 
 CATALOGUE = Path("tests") / "mutations"
+# the number tests, in one process (the pyproject's -n auto would start workers for a few seconds of tests)
+PYTEST = (sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0")
 SKIPPED = (".git", ".venv", "build", "results", "reports", "mutants")  # not copied into a private tree
 
 
@@ -97,7 +99,7 @@ def _tree(root: Path, where: Path, shared: Path) -> Path:
 def baseline(tree: Path, tests: list[str], timeout: float) -> None:
     """The number tests must pass on the unmutated copy, or no mutant's failure would mean anything."""
     env = {**os.environ, "CIPHERLAB_ROOT": str(tree), "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
-    p = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests], cwd=tree,
+    p = subprocess.run([*PYTEST, *tests], cwd=tree,
                        env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         raise UserError(f"the number tests fail without any mutation ({_first_failure(p.stdout) or p.stdout[-300:]}):"
@@ -111,8 +113,7 @@ def _run_one(tree: Path, m: Mutation, tests: list[str], timeout: float) -> dict:
     env = {**os.environ, "CIPHERLAB_ROOT": str(tree), "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     t0 = time.monotonic()
     try:
-        p = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                           cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([*PYTEST, *tests], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
         caught, how = p.returncode != 0, _first_failure(p.stdout)
         if p.returncode not in (0, 1):  # 2: interrupted or could not collect; a mutant that breaks imports
             how = f"pytest exit {p.returncode}: {how}"
