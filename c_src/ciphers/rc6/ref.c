@@ -34,6 +34,31 @@ static const unsigned short rc6_key_bits[] = {128, 192, 256, 0};
 
 /* Key schedule, p20-p21.  Encryption and decryption use the same S[];
  * encryption also reads W[]. */
+/* v = 3 * max(c, 2r+4) mixing steps (p21), c key words.  Called with c a
+ * constant (4, 6 or 8), so the compiler keeps L[] in registers: a word is
+ * stored and read back c steps later, which through memory put RC6's key
+ * setup in per-process speed groups 2-3 % apart (docs/measurement.md). */
+static inline __attribute__((always_inline)) void rc6_mix(uint32_t *S, uint32_t *L, unsigned c)
+{
+    uint32_t A = 0, B = 0;
+    unsigned i = 0;
+    const unsigned v = 3 * (c > RC6_KS_WORDS ? c : RC6_KS_WORDS);
+    unsigned s = 0;
+    for (; s + c <= v; s += c)
+        for (unsigned j = 0; j < c; j++) {
+            A = S[i] = cl_rotl32(S[i] + A + B, 3);
+            B = L[j] = cl_rotl32(L[j] + A + B, A + B);
+            i = i + 1 == RC6_KS_WORDS ? 0 : i + 1;
+        }
+    for (unsigned j = 0; s < v; s++, j++) {
+        A = S[i] = cl_rotl32(S[i] + A + B, 3);
+        B = L[j] = cl_rotl32(L[j] + A + B, A + B);
+        i = i + 1 == RC6_KS_WORDS ? 0 : i + 1;
+    }
+}
+
+/* Key schedule, p20-p21.  Encryption and decryption use the same S[];
+ * encryption also reads W[]. */
 static int rc6_set_key(void *ks, const uint8_t *key, unsigned key_bits)
 {
     if (key_bits != 128 && key_bits != 192 && key_bits != 256)
@@ -48,17 +73,12 @@ static int rc6_set_key(void *ks, const uint8_t *key, unsigned key_bits)
     for (unsigned k = 1; k < RC6_KS_WORDS; k++)
         S[k] = S[k - 1] + RC6_Q32;
 
-    uint32_t A = 0, B = 0;
-    unsigned i = 0, j = 0;
-    unsigned v = 3 * (c > RC6_KS_WORDS ? c : RC6_KS_WORDS);
-    for (unsigned s = 1; s <= v; s++) {
-        A = S[i] = cl_rotl32(S[i] + A + B, 3);
-        B = L[j] = cl_rotl32(L[j] + A + B, A + B);
-        if (++i == RC6_KS_WORDS)
-            i = 0;
-        if (++j == c)
-            j = 0;
-    }
+    if (c == 4)
+        rc6_mix(S, L, 4);
+    else if (c == 6)
+        rc6_mix(S, L, 6);
+    else
+        rc6_mix(S, L, 8);
     for (unsigned k = 0; k < RC6_KS_WORDS; k++)
         ((rc6_ks *)ks)->W[k] = 2 * S[k] + 1;
     return CL_OK;
