@@ -99,8 +99,7 @@ def _tree(root: Path, where: Path, shared: Path) -> Path:
 def baseline(tree: Path, tests: list[str], timeout: float) -> None:
     """The number tests must pass on the unmutated copy, or no mutant's failure would mean anything."""
     env = {**os.environ, "CIPHERLAB_ROOT": str(tree), "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
-    p = subprocess.run([*PYTEST, *tests], cwd=tree,
-                       env=env, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run([*PYTEST, *tests], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         raise UserError(f"the number tests fail without any mutation ({_first_failure(p.stdout) or p.stdout[-300:]}):"
                         " fix them first")

@@ -32,8 +32,6 @@ typedef struct {
 
 static const unsigned short rc6_key_bits[] = {128, 192, 256, 0};
 
-/* Key schedule, p20-p21.  Encryption and decryption use the same S[];
- * encryption also reads W[]. */
 /* v = 3 * max(c, 2r+4) mixing steps (p21), c key words.  Called with c a
  * constant (4, 6 or 8), so the compiler keeps L[] in registers: a word is
  * stored and read back c steps later, which through memory put RC6's key
