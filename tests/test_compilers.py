@@ -280,7 +280,9 @@ def test_gcc_14_in_the_debian_13_image_passes_known_answers_beside_the_host(lab,
 
 
 @pytest.mark.container
-def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted(lab, tmp_path):
+def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted(lab, tmp_path, host_plugin):
+    # counted by the host's QEMU and plugin (the image's QEMU 10 loads none): without the fixture this test passed
+    # only when an earlier test had copied the plugin, and failed on two workers from a fresh clone
     image_or_skip("sparc64-trixie", build_when_required=True)
     out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3", "clang-19-O3"], targets=["sparc64-trixie"],
                               backend="mixed", profile="smoke", icount=True, results_dir=tmp_path / "results",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..backends.container import PLUGIN_IN_IMAGE
@@ -22,8 +23,11 @@ def host_plugin(lab: Lab, engine: Engine | None = None) -> Path:
     dest = lab.root / HOST_PLUGIN
     dest.parent.mkdir(parents=True, exist_ok=True)
     cid = engine.run("create", image_ref(lab.target("x86_64")), check=True).stdout.strip()
+    part = dest.with_name(f".{dest.name}.{os.getpid()}")  # renamed into place: a run beside sees all or nothing
     try:
-        engine.run("cp", f"{cid}:{PLUGIN_IN_IMAGE}", str(dest), check=True)
+        engine.run("cp", f"{cid}:{PLUGIN_IN_IMAGE}", str(part), check=True)
+        os.replace(part, dest)
     finally:
         engine.run("rm", cid)
+        part.unlink(missing_ok=True)
     return dest
