@@ -44,11 +44,9 @@ def _code(source: str) -> str:
     in a tree), so that an edit to its prose keeps every index current and one to its code does not."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
-                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
-                isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                ast.get_docstring(node, clean=False) is not None:
+            node.body = node.body[1:] or [ast.Pass()]
     return ast.dump(tree)
 
 
