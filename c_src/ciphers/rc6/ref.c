@@ -41,18 +41,19 @@ static inline __attribute__((always_inline)) void rc6_mix(uint32_t *S, uint32_t 
     uint32_t A = 0, B = 0;
     unsigned i = 0;
     const unsigned v = 3 * (c > RC6_KS_WORDS ? c : RC6_KS_WORDS);
+#define RC6_MIX_STEP(j)                            \
+    do {                                           \
+        A = S[i] = cl_rotl32(S[i] + A + B, 3);     \
+        B = L[j] = cl_rotl32(L[j] + A + B, A + B); \
+        i = i + 1 == RC6_KS_WORDS ? 0 : i + 1;     \
+    } while (0)
     unsigned s = 0;
-    for (; s + c <= v; s += c)
-        for (unsigned j = 0; j < c; j++) {
-            A = S[i] = cl_rotl32(S[i] + A + B, 3);
-            B = L[j] = cl_rotl32(L[j] + A + B, A + B);
-            i = i + 1 == RC6_KS_WORDS ? 0 : i + 1;
-        }
-    for (unsigned j = 0; s < v; s++, j++) {
-        A = S[i] = cl_rotl32(S[i] + A + B, 3);
-        B = L[j] = cl_rotl32(L[j] + A + B, A + B);
-        i = i + 1 == RC6_KS_WORDS ? 0 : i + 1;
-    }
+    for (; s + c <= v; s += c) /* whole passes over L[]: j a constant after unrolling */
+        for (unsigned j = 0; j < c; j++)
+            RC6_MIX_STEP(j);
+    for (unsigned j = 0; s < v; s++, j++) /* v mod c steps left (c = 8) */
+        RC6_MIX_STEP(j);
+#undef RC6_MIX_STEP
 }
 
 /* Key schedule, p20-p21.  Encryption and decryption use the same S[];
