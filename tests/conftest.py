@@ -97,7 +97,7 @@ def engine_or_skip():
         pytest.skip(f"no container engine: {e}")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def host_plugin() -> str:
     """The QEMU instruction-count plugin of host-backend counts (build/qemu-plugin/, copied out of the x86_64 image
     by `invoke images.host-plugin`): copied here when a container engine has that image (built here with

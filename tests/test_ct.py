@@ -15,7 +15,6 @@ from lab.plan import Cell
 
 from .conftest import ROOT, image_or_skip
 
-PLUGIN = ROOT / "build" / "qemu-plugin" / "libicount.so"
 PLANT = ROOT / "tests" / "fixtures" / "ciphers" / "ctserpent" / "plant.c"
 
 
@@ -34,8 +33,6 @@ def cells(lab, names: list[str], toolchain: str, target: str) -> list[Cell]:
 
 
 def checked(lab, names, toolchain, target, build_dir, dudect=0) -> dict[str, ct.CellCheck]:
-    if not PLUGIN.exists():
-        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
     be = ct.ct_backend(lab, build_dir)
     try:
         be.prepare([lab.target(target)])
@@ -51,7 +48,7 @@ HOST = ["ctserpent/clean", "ctserpent/branch", "ctserpent/table", "rijndael/ttab
 
 
 @pytest.fixture(scope="module")
-def host(fixture_lab, build_dir):
+def host(fixture_lab, build_dir, host_plugin):
     return checked(fixture_lab, HOST, "gcc-O3", "host", build_dir)
 
 
@@ -101,7 +98,7 @@ def test_the_verdict_is_the_same_on_two_runs(fixture_lab, host, build_dir):
         assert c.verdict == host[name].verdict, name
 
 
-def test_dudect_runs_on_the_host_with_its_stated_measurements(fixture_lab, build_dir):
+def test_dudect_runs_on_the_host_with_its_stated_measurements(fixture_lab, build_dir, host_plugin):
     c = checked(fixture_lab, ["rijndael/ttable"], "gcc-O3", "host", build_dir, dudect=2000)["rijndael/ttable"]
     d = c.verdict.dudect
     assert d is not None and d.verdict in ("clean", "leak") and d.threshold == 4.5
@@ -134,7 +131,7 @@ def test_first_divergence_tells_a_branch_from_an_address():
 
 
 @pytest.mark.parametrize("target", ["sparc64", "mips64"])
-def test_big_endian_targets_are_checked_in_their_containers(fixture_lab, build_dir, target):
+def test_big_endian_targets_are_checked_in_their_containers(fixture_lab, build_dir, target, host_plugin):
     image_or_skip(target)
     got = checked(fixture_lab, ["ctserpent/clean", "ctserpent/table"], "gcc-O3", target, build_dir)
     assert got["ctserpent/clean"].verdict.verdict == "clean", got["ctserpent/clean"].lines()
@@ -145,11 +142,9 @@ def test_big_endian_targets_are_checked_in_their_containers(fixture_lab, build_d
     assert d.location == f"tests/fixtures/ciphers/ctserpent/plant.c:{planted_line('PLANTED TABLE INDEX')}", d
 
 
-def test_the_command_exits_1_on_a_leak_with_its_file_line_and_0_when_clean(build_dir, capsys):
+def test_the_command_exits_1_on_a_leak_with_its_file_line_and_0_when_clean(build_dir, capsys, host_plugin):
     from lab import cli
 
-    if not PLUGIN.exists():
-        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
     assert cli.main(["ct", "rijndael", "--impl", "ttable,aesni", "--dudect", "0", "--quick-gate",
                      "--build-dir", str(build_dir)]) == 1
     out = capsys.readouterr().out
@@ -160,13 +155,11 @@ def test_the_command_exits_1_on_a_leak_with_its_file_line_and_0_when_clean(build
     assert cli.main(["ct", "rc6", "--dudect", "0", "--build-dir", str(build_dir)]) == 0
 
 
-def test_a_peer_with_fewer_key_sizes_than_its_cipher_is_checked_at_those_it_has(build_dir, capsys):
+def test_a_peer_with_fewer_key_sizes_than_its_cipher_is_checked_at_those_it_has(build_dir, capsys, host_plugin):
     """libmcrypt's LOKI97 takes 256-bit keys only: the trace check and dudect run at 256 instead of failing on
     the cipher's 128 ("the trace run failed: exit status 2" before)."""
     from lab import cli
 
-    if not PLUGIN.exists():
-        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
     assert cli.main(["ct", "loki97", "--impl", "mcrypt", "--dudect", "200", "--quick-gate",
                      "--build-dir", str(build_dir)]) == 1
     out = capsys.readouterr().out
@@ -174,13 +167,11 @@ def test_a_peer_with_fewer_key_sizes_than_its_cipher_is_checked_at_those_it_has(
     assert "ekey 256: secret-dependent" in out and "ekey 128" not in out, out
 
 
-def test_a_peer_that_needs_its_environment_gets_it(build_dir, capsys):
+def test_a_peer_that_needs_its_environment_gets_it(build_dir, capsys, host_plugin):
     """OpenSSL's vector-permute AES exists only in a process whose OPENSSL_ia32cap masks AES-NI (peer.yaml env):
     the check runs it there (it was 'unavailable on this CPU' while the ct programs ran without the env)."""
     from lab import cli
 
-    if not PLUGIN.exists():
-        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
     assert cli.main(["ct", "rijndael", "--impl", "openssl_vpaes,openssl_noaesni", "--dudect", "0", "--quick-gate",
                      "--build-dir", str(build_dir)]) == 1
     out = capsys.readouterr().out
@@ -188,12 +179,10 @@ def test_a_peer_that_needs_its_environment_gets_it(build_dir, capsys):
     assert "rijndael/openssl_noaesni@gcc-O3@host: LEAK (no claim)" in out, out      # its T-tables
 
 
-def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_matrix(fixture_lab, tmp_path):
+def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_matrix(fixture_lab, tmp_path, host_plugin):
     """--ct: the one cell pipeline checks every verified cell (trace in prepare, dudect with the measuring);
     the records carry the verdict, results.load and load_cells its columns, the report its matrix with the
     first divergence on hover and the refuted claims (ctserpent/branch claims constant time)."""
-    if not PLUGIN.exists():
-        pytest.skip("no host QEMU plugin (invoke images.host-plugin)")
     from lab import results
     from lab.progress import Progress
     from lab.report import build_report, errors_in
