@@ -247,6 +247,33 @@ def test_the_anatomy_names_what_moved_the_gauge_relative_figures(tmp_path, run_a
     assert any(line.startswith("what moved the 3 of 3 quantities") for line in text)
 
 
+def test_other_gauge_statistics_are_judged_on_the_same_raw_samples(tmp_path):
+    """Layout modes (three of five processes 4 % slower in A, two in B) move a trimmed mean over processes and not
+    a minimum; a whole machine 3 % slower in B moves the absolute figure and not the floors' ratio."""
+    rd = tmp_path / "results"
+    modal = [(1, 1), (1, 1), (1.04, 1), (1.04, 1), (1.04, 1)], [(1, 1), (1, 1), (1, 1), (1.04, 1), (1.04, 1)]
+    a, b = (synth.write_run(rd, [_processes(x)]) for x in modal)
+    rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
+    alt = repeatability.alternatives(a, b, rel)
+    assert list(alt) == list(repeatability.GAUGE_ALTERNATIVES) and {v["n"] for v in alt.values()} == {3}
+    tm = abs((1 + 1 + 1.04) / (1 + 1.04 + 1.04) - 1)  # the middle three of five
+    assert alt["paired by round, trimmed mean (the lab's)"]["max"] == pytest.approx(tm, rel=1e-3)
+    assert alt["each process's two minima, trimmed mean"]["p50"] == pytest.approx(tm, rel=1e-3)
+    for name in ("paired by round, minimum over processes", "floors: min of minima / gauge's minimum",
+                 "absolute: min of minima (the headline)"):
+        assert alt[name]["max"] == pytest.approx(0, abs=1e-4), name
+    a, b = synth.write_run(rd, [_gauged(100, 1.0)]), synth.write_run(rd, [_gauged(100, 1.03)])
+    rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
+    alt = repeatability.alternatives(a, b, rel)
+    assert alt["floors: min of minima / gauge's minimum"]["max"] == pytest.approx(0, abs=1e-3)
+    assert alt["absolute: min of minima (the headline)"]["p50"] == pytest.approx(0.03, abs=1e-3)
+    text = repeatability.format_gauge({"gauge_relative": repeatability.gauge_summary(
+        results.load(a, rd), results.load(b, rd), [a, b]), "gauge_goals": repeatability.GAUGE_GOALS})
+    i = text.index("the same raw samples, other gauge statistics (on costs, the quantities above):")
+    assert [line.split("  p50")[0].strip() for line in text[i + 1:i + 6]] == list(repeatability.GAUGE_ALTERNATIVES)
+    assert "p90  3.00%" in text[i + 5]
+
+
 def test_the_disturbed_share_counts_processes_not_the_quantities_they_measured(tmp_path):
     """Three of one cell's five processes ran with a disturbed gauge in run B; a second cell measured three key
     sizes (nine quantities per process, the first three) in five clean processes: 3 of 10 processes, where
