@@ -39,6 +39,7 @@ from .backends import Backend, Completed, Icount
 from .buildplan import is_native
 from .config import Target
 from .elf import MarkerError, marker_addresses
+from .icount import no_plugin
 
 INPUTS = 8
 DUDECT_MEASUREMENTS = 20000
@@ -136,8 +137,7 @@ def _run(backend: Backend, target: Target, program: Path, args: list[str], *, ti
         raise CtError(str(e)) from None
     plugin = backend.plugin_path(target)
     if not plugin:
-        raise CtError(f"no QEMU plugin for {target.name} here: run `invoke images.host-plugin` (copies it from the "
-                      "x86_64 image) or set CIPHERLAB_QEMU_PLUGIN")
+        raise CtError(no_plugin(target))
     work_dir.mkdir(parents=True, exist_ok=True)
     out = work_dir / f"{target.name}-{uuid.uuid4().hex}.ct"
     if "," in str(out):

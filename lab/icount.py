@@ -31,6 +31,16 @@ class IcountError(RuntimeError):
     """The program cannot be instruction-counted (no markers, not static, no plugin...)."""
 
 
+def no_plugin(target: Target) -> str:
+    """Why no plugin counts target's guest instructions here, and the fix."""
+    if target.image and not target.image_plugin:
+        return (f"the image of {target.name} has no instruction-count plugin (targets/{target.name}.yaml "
+                "image_plugin: false, its QEMU lacks the plugin API): `--backend mixed` counts its static programs "
+                "with the host's QEMU and plugin (`invoke images.host-plugin` copies the plugin)")
+    return ("no instruction-count plugin here: run `invoke images.host-plugin` (copies it from the x86_64 image) "
+            "or set CIPHERLAB_QEMU_PLUGIN")
+
+
 def count(backend: Backend, program: Path, args: list[str], *, target: Target, timeout: float,
           counts_dir: Path) -> tuple[Completed, list[int]]:  # pragma: no mutate block (I/O: docs/testing.md)
     """Runs program (built as icount) under QEMU + the plugin; what it printed and the count of every
@@ -40,8 +50,7 @@ def count(backend: Backend, program: Path, args: list[str], *, target: Target, t
     except MarkerError as e:
         raise IcountError(str(e)) from None
     if not backend.plugin_path(target):
-        raise IcountError("no instruction-count plugin here: run `invoke images.host-plugin` (copies it from "
-                          "the x86_64 image) or set CIPHERLAB_QEMU_PLUGIN")
+        raise IcountError(no_plugin(target))
     counts_dir.mkdir(parents=True, exist_ok=True)
     out = counts_dir / f"{target.name}-{uuid.uuid4().hex}.counts"
     if "," in str(out):

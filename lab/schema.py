@@ -141,6 +141,10 @@ class Target(Strict):
     runner: Literal["native", "qemu-user"]
     qemu: str | None = Field(None, description="qemu-user binary for runner=qemu-user, e.g. qemu-sparc64.")
     image: str | None = Field(None, description="Container image it builds and runs in (container backend).")
+    image_plugin: bool = Field(True, description="Whether the image holds the instruction-count plugin "
+                               "(c_src/qemu_plugin). false for Debian 13 images, whose QEMU 10 lacks the API it "
+                               "uses: there the container backend counts nothing (the cells are still gated and "
+                               "timed, with a note) and the mixed backend counts with the host's QEMU and plugin.")
     families: list[Family] = Field(description="Compiler families that can build for it.")
     counter: Literal["x86_tsc", "clock", "marker"] = Field(
         description="Cycle-counter back-end of c_src/harness (marker: guest instructions counted by the QEMU plugin)."

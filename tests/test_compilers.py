@@ -299,6 +299,26 @@ def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted
         assert c.icount and c.icount.emulator == "qemu-sparc64" and c.icount.ops, c.icount_note
 
 
+@pytest.mark.container
+def test_a_debian_13_image_without_the_plugin_gates_and_times_its_cells_and_says_why_they_have_no_count(lab,
+                                                                                                    tmp_path):
+    # the container backend ran QEMU with the image's plugin path, which QEMU 10 there rejects ("unknown option
+    # 'plugin'"), and an emulated cell whose count fails fails whole: the gated, timed cell was lost
+    image_or_skip("sparc64-trixie", build_when_required=True)
+    assert not lab.target("sparc64-trixie").image_plugin and lab.target("sparc64").image_plugin
+    out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3"], targets=["sparc64-trixie"],
+                              backend="container", profile="smoke", icount=True, results_dir=tmp_path / "results",
+                              build_dir=tmp_path / "build"))
+    _, cells = results.read_run(out.run_dirs[0])
+    [c] = cells
+    assert c.status == "ok", c.reason
+    assert c.kat.failed == 0 and c.kat.passed > 0 and c.emulated
+    assert c.measurement.timing and c.measurement.timing[0].key_sizes[128]["encrypt"].ns
+    assert c.icount is None
+    assert "image of sparc64-trixie has no instruction-count plugin" in c.icount_note
+    assert "targets/sparc64-trixie.yaml" in c.icount_note and "--backend mixed" in c.icount_note
+
+
 # ------------------------------------------------------------------ images as data
 def test_debian_13_images_are_bootstrapped_from_the_hosts_mirrors(tmp_path):
     from lab.images import base_images, debian_sources

@@ -230,6 +230,7 @@ def test_a_host_cell_without_the_host_plugin_names_the_command_that_copies_it(fi
     host, sparc = fixture_lab.target("host"), fixture_lab.target("sparc64")
     assert be.plugin_path(host) is None
     assert be.plugin_path(sparc) == PLUGIN_IN_IMAGE  # the image's plugin, for the programs run in the image
+    assert be.plugin_path(fixture_lab.target("sparc64-trixie")) is None  # an image without one: none at all
     got = ct.check_cells(fixture_lab, cells(fixture_lab, ["rc6/ref"], "gcc-O3", "host"), be,
                          build_dir=tmp_path / "b", jobs=1, dudect_measurements=0)
     v = got[0].verdict

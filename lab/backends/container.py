@@ -230,7 +230,8 @@ class ContainerBackend(Backend):
         return RUNNER_IN_IMAGE
 
     def plugin_path(self, target: Target | None = None) -> str | None:
-        return PLUGIN_IN_IMAGE
+        """The plugin in target's image; None for an image without one (targets/<name>.yaml image_plugin)."""
+        return PLUGIN_IN_IMAGE if self._image_for(target).image_plugin else None
 
     def describe(self) -> dict:
         return {"backend": "container", "engine": self.engine.name, "engine_version": self.engine.version(),
