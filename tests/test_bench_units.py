@@ -236,7 +236,7 @@ def test_the_anatomy_names_what_moved_the_gauge_relative_figures(tmp_path, run_a
     rd = tmp_path / "results"
     a, b = synth.write_run(rd, [_processes(run_a)]), synth.write_run(rd, [_processes(run_b)])
     rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
-    an = repeatability.anatomy(a, b, rel)
+    an = repeatability.anatomy(repeatability.gauged(a), repeatability.gauged(b), rel)
     assert list(an["causes"]) == [cause] and an["causes"][cause]["n"] == 3 == an["quantities"]
     worst = an["causes"][cause]["worst"]
     assert worst["diff"] == pytest.approx(rel["diff"].max()) and len(worst["ratios"][1]) == 5
@@ -254,7 +254,7 @@ def test_other_gauge_statistics_are_judged_on_the_same_raw_samples(tmp_path):
     modal = [(1, 1), (1, 1), (1.04, 1), (1.04, 1), (1.04, 1)], [(1, 1), (1, 1), (1, 1), (1.04, 1), (1.04, 1)]
     a, b = (synth.write_run(rd, [_processes(x)]) for x in modal)
     rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
-    alt = repeatability.alternatives(a, b, rel)
+    alt = repeatability.alternatives(repeatability.gauged(a), repeatability.gauged(b), rel)
     assert list(alt) == list(repeatability.GAUGE_ALTERNATIVES) and {v["n"] for v in alt.values()} == {3}
     tm = abs((1 + 1 + 1.04) / (1 + 1.04 + 1.04) - 1)  # the middle three of five
     assert alt["paired by round, trimmed mean (the lab's)"]["max"] == pytest.approx(tm, rel=1e-3)
@@ -267,12 +267,12 @@ def test_other_gauge_statistics_are_judged_on_the_same_raw_samples(tmp_path):
     disturbed = [(1, 1)] * 5, [(1, 1), (1, 1), (1, 1.1), (1, 1.1), (1, 1.1)]
     a, b = (synth.write_run(rd, [_processes(x)]) for x in disturbed)
     rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
-    alt = repeatability.alternatives(a, b, rel)
+    alt = repeatability.alternatives(repeatability.gauged(a), repeatability.gauged(b), rel)
     assert alt["floors: min of minima / gauge's minimum"]["max"] == pytest.approx(0, abs=1e-4)
     assert alt["paired by round, minimum over processes"]["p50"] == pytest.approx(1 - 1 / 1.1, rel=1e-3)
     a, b = synth.write_run(rd, [_gauged(100, 1.0)]), synth.write_run(rd, [_gauged(100, 1.03)])
     rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
-    alt = repeatability.alternatives(a, b, rel)
+    alt = repeatability.alternatives(repeatability.gauged(a), repeatability.gauged(b), rel)
     assert alt["floors: min of minima / gauge's minimum"]["max"] == pytest.approx(0, abs=1e-3)
     assert alt["absolute: min of minima (the headline)"]["p50"] == pytest.approx(0.03, abs=1e-3)
     text = repeatability.format_gauge({"gauge_relative": repeatability.gauge_summary(
@@ -298,7 +298,7 @@ def test_the_disturbed_share_counts_processes_not_the_quantities_they_measured(t
     b = synth.write_run(rd, [_processes([(1, 1), (1, 1), (1.02, 1.1), (1.02, 1.1), (1.02, 1.1)]),
                              many_keys([2000] * 5)])
     rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
-    assert repeatability.anatomy(a, b, rel)["disturbed_processes"] == [0, 0.3]
+    assert repeatability.anatomy(repeatability.gauged(a), repeatability.gauged(b), rel)["disturbed_processes"] == [0, 0.3]
 
 
 def test_modes_are_groups_at_least_one_percent_apart_with_two_on_each_side():

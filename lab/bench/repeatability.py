@@ -154,24 +154,32 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
 def gauge_summary(a: pd.DataFrame, b: pd.DataFrame, runs: list[Path] | None = None) -> dict | None:
     """The differences of the gauge-relative figures, and of the absolute ones over the same quantities (those
     that have a gauge in both runs), so that the two are compared on equal terms; None without a gauge.  Given
-    the two run folders, also the anatomy of the differences above the goal's p90."""
+    the two run folders, also the anatomy of the differences above the goal's p90 and the other gauge statistics,
+    both from the runs' raw samples (read once)."""
     rel = differences(a, b, lambda r: r.gauge_relative)
     if rel.empty:
         return None
     keys = ["cell", "metric", "key_size", "n_blocks"]
     absolute = differences(a, b).merge(rel[keys], on=keys)
-    return {"relative": summary(rel), "absolute_same_quantities": summary(absolute)} | (
-        {"anatomy": anatomy(runs[0], runs[1], rel), "alternatives": alternatives(runs[0], runs[1], rel)}
-        if runs else {})
+    out = {"relative": summary(rel), "absolute_same_quantities": summary(absolute)}
+    if runs:
+        qa, qb = gauged(runs[0]), gauged(runs[1])
+        out |= {"anatomy": anatomy(qa, qb, rel), "alternatives": alternatives(qa, qb, rel)}
+    return out
 
 
-def alternatives(run_a: Path, run_b: Path, rel: pd.DataFrame) -> dict:
+def _common(rel: pd.DataFrame, a: dict[tuple, Quantity], b: dict[tuple, Quantity]):
+    """(row, key) of each quantity of `rel` whose raw samples both runs have (`gauged`)."""
+    for r in rel.itertuples():
+        key = (r.cell, r.metric, int(r.key_size), None if pd.isna(r.n_blocks) else int(r.n_blocks))
+        if key in a and key in b:
+            yield r, key
+
+
+def alternatives(a: dict[tuple, Quantity], b: dict[tuple, Quantity], rel: pd.DataFrame) -> dict:
     """p50 / p90 / max of the two runs' differences, over the quantities of `rel`, of each GAUGE_ALTERNATIVES
-    statistic computed from the raw samples."""
-    a, b = _gauged(run_a), _gauged(run_b)
-    keys = [k for r in rel.itertuples()
-            if (k := (r.cell, r.metric, int(r.key_size), None if pd.isna(r.n_blocks) else int(r.n_blocks))) in a
-            and k in b]
+    statistic computed from the runs' raw samples (`gauged`)."""
+    keys = [key for _, key in _common(rel, a, b)]
     out = {}
     for name, fn in GAUGE_ALTERNATIVES.items():
         d = np.array([abs(fn(b[k]) / fn(a[k]) - 1) for k in keys])
@@ -180,7 +188,7 @@ def alternatives(run_a: Path, run_b: Path, rel: pd.DataFrame) -> dict:
     return out
 
 
-def _gauged(run_dir: Path) -> dict[tuple, Quantity]:
+def gauged(run_dir: Path) -> dict[tuple, Quantity]:
     """A run's measured quantities that have a gauge in every process, by (cell, metric, key size, blocks)."""
     _, cells = results.read_run(run_dir)
     return {(c.cell, q.metric, q.key_size, q.n_blocks): q for c in cells if c.status == Status.OK
@@ -225,17 +233,14 @@ def cause(qa: Quantity, qb: Quantity, level_a: float, level_b: float) -> str:
     return "other"
 
 
-def anatomy(run_a: Path, run_b: Path, rel: pd.DataFrame, above: float = GAUGE_GOALS["p90"]) -> dict:
+def anatomy(a: dict[tuple, Quantity], b: dict[tuple, Quantity], rel: pd.DataFrame,
+            above: float = GAUGE_GOALS["p90"]) -> dict:
     """The quantities whose gauge-relative figures differ by more than `above`, counted by cause (CAUSES), from
-    the raw samples (each process's cost and gauge), with the worst quantity of each cause; and how many of
-    each run's processes had a disturbed gauge."""
-    a, b = _gauged(run_a), _gauged(run_b)
+    the runs' raw samples (`gauged`: each process's cost and gauge), with the worst quantity of each cause; and how
+    many of each run's processes had a disturbed gauge."""
     la, lb = _clean_levels(a), _clean_levels(b)
     out: dict[str, dict] = {}
-    for r in rel[rel["diff"] > above].sort_values("diff", ascending=False).itertuples():
-        key = (r.cell, r.metric, int(r.key_size), None if pd.isna(r.n_blocks) else int(r.n_blocks))
-        if key not in a or key not in b:
-            continue
+    for r, key in _common(rel[rel["diff"] > above].sort_values("diff", ascending=False), a, b):
         qa, qb = a[key], b[key]
         c = out.setdefault(cause(qa, qb, la[qa.counter], lb[qb.counter]), {"n": 0, "worst": None})
         c["n"] += 1
