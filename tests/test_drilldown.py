@@ -86,10 +86,9 @@ def dd_report(lab, dd_run, tmp_path_factory):
 
 
 def test_the_report_links_a_page_per_cell_and_a_diff_per_implementation(dd_report):
-    index = dd_report
-    html = index.read_text()
+    html = dd_report.read_text()
     assert not errors_in(html)
-    out = index.parent
+    out = dd_report.parent
     assert 'href="cells/rc6_ref@gcc-O3@host.html"' in html and 'href="diff/rc6_ref@host.html"' in html
     assert len(list((out / "cells").glob("*.html"))) == 6
     page = (out / "cells" / "rc6_ref@gcc-O3@host.html").read_text()
