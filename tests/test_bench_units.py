@@ -9,6 +9,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import kendalltau
 
@@ -306,3 +307,30 @@ def test_modes_are_groups_at_least_one_percent_apart_with_two_on_each_side():
     assert not repeatability._modal(np.array([1, 1.002, 1.004, 1.006, 1.008, 1.010, 1.012]))  # a spread, no gap
     assert not repeatability._modal(np.array([1, 1.05, 1.051, 1.052]))  # one process alone is not a mode
     assert not repeatability._modal(np.array([1, 1.05, 1.051]))
+
+
+def _frame(rows: list[tuple]) -> pd.DataFrame:
+    return pd.DataFrame([{"cell": cell, "metric": metric, "key_size": 128, "n_blocks": None, "status": status,
+                          "estimator": "min", "estimate": v, "ci_low": v - hw, "ci_high": v + hw,
+                          "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan}
+                         for cell, metric, status, v, hw in rows])
+
+
+def test_the_intervals_are_judged_by_the_two_runs_differences():
+    """coverage(): each difference over the two runs' half-widths combined (/1.96); beyond 1.96 is a difference
+    the intervals did not hold; two zero-width intervals that differ are beyond, two equal ones agree."""
+    a = _frame([("x", "encrypt_speed", "ok", 100, 1), ("y", "encrypt_speed", "ok", 100, 1),
+                ("z", "ekey", "ok", 100, 0), ("w", "dkey", "ok", 100, 0),
+                ("v", "init", "ok", 100, 1), ("u", "encrypt_speed", "build_failed", 100, 1)])
+    b = _frame([("x", "encrypt_speed", "ok", 101, 1), ("y", "encrypt_speed", "ok", 103, 1),
+                ("z", "ekey", "ok", 100, 0), ("w", "dkey", "ok", 100.5, 0),
+                ("v", "init", "ok", 150, 1), ("u", "encrypt_speed", "ok", 150, 1)])
+    c = repeatability.coverage(a, b)
+    assert set(c) == {"headline"}  # no gauge in these runs: no gauge-relative line
+    z = [1 / (math.sqrt(2) / 1.96), 3 / (math.sqrt(2) / 1.96), 0.0]
+    assert c["headline"]["n"] == 4 and c["headline"]["beyond"] == 0.5  # y and w; Init and the failed cell not counted
+    assert c["headline"]["sd"] == pytest.approx(np.std(z))
+    assert c["headline"]["half_width_p50"] == pytest.approx(0.005)
+    text = repeatability.format_intervals(c)
+    assert text[-1].startswith("  headline") and " 50.0 % beyond" in text[-1]
+    assert repeatability.format_intervals(None) == []

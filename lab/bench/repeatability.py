@@ -13,6 +13,7 @@ p90 <= 0.5 %, max <= 2 %.  The figures are printed and stored as JSON.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -74,15 +75,21 @@ def _per_process(row, fn) -> float:
     return row.estimate * (np.min(a) / v) if row.metric.endswith("speed") else v  # speeds: work / cost
 
 
+KEYS = ["cell", "metric", "key_size", "n_blocks"]
+
+
+def _merged(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """The quantities measured in both runs, one row each, the two runs' columns suffixed _a and _b."""
+    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(["min", "median"]) & (d.metric != "null_overhead")]  # noqa: E731
+    return sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
+
+
 def differences(a: pd.DataFrame, b: pd.DataFrame, value=lambda r: r.estimate) -> pd.DataFrame:
     """|b/a - 1| per common quantity, with its kind."""
-    keys = ["cell", "metric", "key_size", "n_blocks"]
-    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(["min", "median"]) & (d.metric != "null_overhead")]  # noqa: E731
-    m = sel(a).merge(sel(b), on=keys, suffixes=("_a", "_b"))
     rows = []
-    for _, r in m.iterrows():
-        ra = pd.Series({k[:-2]: v for k, v in r.items() if k.endswith("_a")} | {k: r[k] for k in keys})
-        rb = pd.Series({k[:-2]: v for k, v in r.items() if k.endswith("_b")} | {k: r[k] for k in keys})
+    for _, r in _merged(a, b).iterrows():
+        ra = pd.Series({k[:-2]: v for k, v in r.items() if k.endswith("_a")} | {k: r[k] for k in KEYS})
+        rb = pd.Series({k[:-2]: v for k, v in r.items() if k.endswith("_b")} | {k: r[k] for k in KEYS})
         va, vb = value(ra), value(rb)
         if not (np.isfinite(va) and np.isfinite(vb)) or va == 0:
             continue
@@ -91,6 +98,36 @@ def differences(a: pd.DataFrame, b: pd.DataFrame, value=lambda r: r.estimate) ->
             rows.append({"kind": kind, "cell": r.cell, "metric": r.metric, "key_size": r.key_size,
                          "n_blocks": r.n_blocks, "a": va, "b": vb, "diff": abs(vb / va - 1)})
     return pd.DataFrame(rows)
+
+
+INTERVALS = {"headline": ("estimate", "ci_low", "ci_high"),
+             "gauge-relative": ("gauge_relative", "gauge_relative_low", "gauge_relative_high")}
+
+
+def coverage(a: pd.DataFrame, b: pd.DataFrame) -> dict:
+    """Whether each figure's 95 % interval is as wide as the two runs' differences say it should be: per figure
+    (INTERVALS), over the quantities of KINDS with an interval in both runs, z = (b - a) / (the two half-widths
+    combined, sqrt(hw_a^2 + hw_b^2), over 1.96).  Honest intervals give about 5 % of |z| beyond 1.96 and a standard
+    deviation of z near 1; a difference between two zero-width intervals is beyond (infinite z).  With the median
+    relative half-width, to read beside the differences' percentiles."""
+    m = _merged(a, b)
+    m = m[m.metric.isin([x for ms in KINDS.values() for x in ms])]
+    out = {}
+    for name, (col, low, high) in INTERVALS.items():
+        va, vb = m[f"{col}_a"].to_numpy(float), m[f"{col}_b"].to_numpy(float)
+        hwa = (m[f"{high}_a"] - m[f"{low}_a"]).to_numpy(float) / 2
+        hwb = (m[f"{high}_b"] - m[f"{low}_b"]).to_numpy(float) / 2
+        ok = np.isfinite(va) & np.isfinite(vb) & np.isfinite(hwa) & np.isfinite(hwb) & (va > 0)
+        if not ok.any():
+            continue
+        diff, se = (vb - va)[ok], np.hypot(hwa, hwb)[ok] / 1.96
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(diff == 0, 0.0, diff / se)
+        finite = z[np.isfinite(z)]
+        out[name] = {"n": int(ok.sum()), "beyond": float(np.mean(np.abs(z) > 1.96)),
+                     "sd": float(finite.std()) if finite.size > 1 else math.nan,
+                     "half_width_p50": float(np.median(hwa[ok] / va[ok]))}
+    return out
 
 
 def summary(d: pd.DataFrame) -> dict:
@@ -145,7 +182,8 @@ def bench(lab: Lab, ciphers=None, toolchains=None, implementations=None, targets
                                                                      "profile": profile or "quick"},
            "headline": summary(d), "taus": taus(a, b), "goals": GOALS,
            "gauge_relative": gauge_summary(a, b, runs), "gauge_statistic": GAUGE_STATISTIC, "gauge_goals": GAUGE_GOALS,
-           "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()}}
+           "estimators": {name: summary(differences(a, b, fn))["all"] for name, fn in ALTERNATIVES.items()},
+           "intervals": coverage(a, b)}
     say(format_summary(doc))
     store(lab.root, doc, "repeatability", out, say)
     return doc
@@ -159,8 +197,7 @@ def gauge_summary(a: pd.DataFrame, b: pd.DataFrame, runs: list[Path] | None = No
     rel = differences(a, b, lambda r: r.gauge_relative)
     if rel.empty:
         return None
-    keys = ["cell", "metric", "key_size", "n_blocks"]
-    absolute = differences(a, b).merge(rel[keys], on=keys)
+    absolute = differences(a, b).merge(rel[KEYS], on=KEYS)
     out = {"relative": summary(rel), "absolute_same_quantities": summary(absolute)}
     if runs:
         qa, qb = gauged(runs[0]), gauged(runs[1])
@@ -288,6 +325,16 @@ def format_gauge(doc: dict) -> list[str]:
     return lines
 
 
+def format_intervals(iv: dict | None) -> list[str]:
+    if not iv:
+        return []
+    lines = ["", "do the 95 % intervals hold the differences? (honest: about 5 % beyond the two runs' half-widths "
+                 "combined, sd of z about 1)"]
+    lines += [f"  {name:<15} {s['n']:>5} quantities: {100 * s['beyond']:5.1f} % beyond, sd of z {s['sd']:6.2f}, "
+              f"median half-width {100 * s['half_width_p50']:.2f} %" for name, s in iv.items()]
+    return lines
+
+
 def format_summary(doc: dict) -> str:
     w = doc["wall_seconds"]
     lines = [(f"two runs of the same matrix, back to back: {w[0]:.0f} s and {w[1]:.0f} s" if w else
@@ -303,6 +350,7 @@ def format_summary(doc: dict) -> str:
     lines += ["", "the same raw samples, other estimators (all quantities):"]
     for name, s in doc["estimators"].items():
         lines.append(f"  {name:<32} p50 {100 * s['p50']:5.2f}%  p90 {100 * s['p90']:5.2f}%  max {100 * s['max']:6.2f}%")
+    lines += format_intervals(doc.get("intervals"))
     g = doc["goals"]
     h = doc["headline"]["all"]
     ok = h["p90"] <= g["p90"] and h["max"] <= g["max"] and all(t["tau"] >= g["tau"] for t in doc["taus"])
