@@ -76,9 +76,16 @@ def gauge_relative(q: Quantity, confidence: float) -> stats.Estimate | None:
     processes' own layouts spread their ratios without outliers (a median of ten lands on one of them) while a few
     disturbed processes sit at the ends.  bench.repeatability, two quick runs back to back, p90 / max of the
     differences: docs/measurement.md.  None when some process has no gauge."""
+    e = gauge_relative_cost(q, confidence)
+    return None if e is None else _as_reported(q, e)
+
+
+def gauge_relative_cost(q: Quantity, confidence: float) -> stats.Estimate | None:
+    """gauge_relative on costs (a speed not yet turned into a rate): the statistic itself (GAUGE_STATISTIC), which
+    bench.repeatability judges beside others on the same raw samples."""
     if not q.paired or len(q.paired) != len(q.per_process) or any(r is None for r in q.paired):
         return None
-    return _as_reported(q, stats.trimmed_mean(q.paired, confidence))
+    return stats.trimmed_mean(q.paired, confidence)
 
 
 def _pair(costs: np.ndarray, gauge: np.ndarray | None) -> tuple[float | None, float | None]:

@@ -24,7 +24,7 @@ from scipy.stats import kendalltau
 
 from ..status import Status
 from .. import results, stats
-from ..quantities import GAUGE_STATISTIC
+from ..quantities import GAUGE_STATISTIC, gauge_relative_cost
 from ..config import Lab, shown
 from . import header, store
 from ..run import RunRequest, run
@@ -60,7 +60,7 @@ ALTERNATIVES = {
 # the gauge-relative figure computed other ways from the same raw samples (each on costs; a quantity's two runs'
 # ratio): which statistic holds on the machine at hand (docs/measurement.md, "On an AMD EPYC VM")
 GAUGE_ALTERNATIVES = {
-    "paired by round, trimmed mean (the lab's)": lambda q: float(sps.trim_mean(q.paired, stats.TRIM)),
+    "paired by round, trimmed mean (the lab's)": lambda q: gauge_relative_cost(q, 0.95).estimate,
     "paired by round, minimum over processes": lambda q: min(q.paired),
     "each process's two minima, trimmed mean": lambda q: float(sps.trim_mean(
         np.divide(q.per_process, q.gauge), stats.TRIM)),
