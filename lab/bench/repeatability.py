@@ -8,7 +8,9 @@ estimators (NIST's 3-sigma mean, the median of the per-process minima, their 25t
 choice of the headline estimator rests on data (docs/measurement.md).  Goals on the lab's 2-core VM:
 p90 <= 3 %, max <= 10 %, tau >= 0.95.  The same differences of ``gauge_relative`` (each quantity relative to the
 machine-speed gauge measured in its own processes) are printed beside them; their goal (issue 24 §5):
-p90 <= 0.5 %, max <= 2 %.  The figures are printed and stored as JSON.
+p90 <= 0.5 %, max <= 2 %.  And whether each figure's 95 % interval holds the differences (``coverage``: the
+share of quantities whose difference lies beyond the two runs' half-widths combined; about 5 % when the intervals
+are honest).  The figures are printed and stored as JSON.
 """
 
 from __future__ import annotations
