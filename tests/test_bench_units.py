@@ -299,7 +299,8 @@ def test_the_disturbed_share_counts_processes_not_the_quantities_they_measured(t
     b = synth.write_run(rd, [_processes([(1, 1), (1, 1), (1.02, 1.1), (1.02, 1.1), (1.02, 1.1)]),
                              many_keys([2000] * 5)])
     rel = repeatability.differences(results.load(a, rd), results.load(b, rd), lambda r: r.gauge_relative)
-    assert repeatability.anatomy(repeatability.gauged(a), repeatability.gauged(b), rel)["disturbed_processes"] == [0, 0.3]
+    an = repeatability.anatomy(repeatability.gauged(a), repeatability.gauged(b), rel)
+    assert an["disturbed_processes"] == [0, 0.3]
 
 
 def test_modes_are_groups_at_least_one_percent_apart_with_two_on_each_side():
@@ -320,17 +321,18 @@ def test_the_intervals_are_judged_by_the_two_runs_differences():
     """coverage(): each difference over the two runs' half-widths combined (/1.96); beyond 1.96 is a difference
     the intervals did not hold; two zero-width intervals that differ are beyond, two equal ones agree."""
     a = _frame([("x", "encrypt_speed", "ok", 100, 1), ("y", "encrypt_speed", "ok", 100, 1),
-                ("z", "ekey", "ok", 100, 0), ("w", "dkey", "ok", 100, 0),
+                ("t", "ekey", "ok", 100, 1), ("z", "ekey", "ok", 100, 0), ("w", "dkey", "ok", 100, 0),
                 ("v", "init", "ok", 100, 1), ("u", "encrypt_speed", "build_failed", 100, 1)])
     b = _frame([("x", "encrypt_speed", "ok", 101, 1), ("y", "encrypt_speed", "ok", 103, 1),
-                ("z", "ekey", "ok", 100, 0), ("w", "dkey", "ok", 100.5, 0),
+                ("t", "ekey", "ok", 101.3, 1), ("z", "ekey", "ok", 100, 0), ("w", "dkey", "ok", 100.5, 0),
                 ("v", "init", "ok", 150, 1), ("u", "encrypt_speed", "ok", 150, 1)])
     c = repeatability.coverage(a, b)
     assert set(c) == {"headline"}  # no gauge in these runs: no gauge-relative line
-    z = [1 / (math.sqrt(2) / 1.96), 3 / (math.sqrt(2) / 1.96), 0.0]
-    assert c["headline"]["n"] == 4 and c["headline"]["beyond"] == 0.5  # y and w; Init and the failed cell not counted
+    # t's z is 1.80: beyond a 90 % interval's 1.645, within the 95 % one's 1.96
+    z = [d / (math.sqrt(2) / 1.96) for d in (1, 3, 1.3)] + [0.0]
+    assert c["headline"]["n"] == 5 and c["headline"]["beyond"] == 0.4  # y and w; Init and the failed cell not counted
     assert c["headline"]["sd"] == pytest.approx(np.std(z))
-    assert c["headline"]["half_width_p50"] == pytest.approx(0.005)
+    assert c["headline"]["half_width_p50"] == pytest.approx(0.01)  # the median of 1, 1, 1, 0, 0 % (the mean: 0.6 %)
     text = repeatability.format_intervals(c)
-    assert text[-1].startswith("  headline") and " 50.0 % beyond" in text[-1]
+    assert text[-1].startswith("  headline") and " 40.0 % beyond" in text[-1]
     assert repeatability.format_intervals(None) == []
