@@ -36,6 +36,7 @@ KINDS = {
     "encrypt speed": ("encrypt_speed",), "decrypt speed": ("decrypt_speed",), "key setup speed": ("key_setup_speed",),
     "EKey/DKey": ("ekey", "dkey"), "Encrypt-n/Decrypt-n": ("encrypt_per_block", "decrypt_per_block"),
 }
+KIND = {metric: kind for kind, metrics in KINDS.items() for metric in metrics}  # each metric's kind
 GOALS = {"p90": 0.03, "max": 0.10, "tau": 0.95}
 GAUGE_GOALS = {"p90": 0.005, "max": 0.02}
 DISTURBED = 0.03  # a process whose gauge is this much slower than the run's clean gauge level: its neighbours
@@ -95,7 +96,7 @@ def differences(a: pd.DataFrame, b: pd.DataFrame, value=lambda r: r.estimate) ->
         va, vb = value(ra), value(rb)
         if not (np.isfinite(va) and np.isfinite(vb)) or va == 0:
             continue
-        kind = next((k for k, ms in KINDS.items() if r.metric in ms), None)
+        kind = KIND.get(r.metric)
         if kind:
             rows.append({"kind": kind, "cell": r.cell, "metric": r.metric, "key_size": r.key_size,
                          "n_blocks": r.n_blocks, "a": va, "b": vb, "diff": abs(vb / va - 1)})
@@ -113,7 +114,7 @@ def coverage(a: pd.DataFrame, b: pd.DataFrame) -> dict:
     deviation of z near 1; a difference between two zero-width intervals is beyond (infinite z).  With the median
     relative half-width, to read beside the differences' percentiles."""
     m = _merged(a, b)
-    m = m[m.metric.isin([x for ms in KINDS.values() for x in ms])]
+    m = m[m.metric.isin(list(KIND))]
     out = {}
     for name, (col, low, high) in INTERVALS.items():
         va, vb = m[f"{col}_a"].to_numpy(float), m[f"{col}_b"].to_numpy(float)
