@@ -3,8 +3,9 @@
 
 It is derived data: the raw samples in ``cells.jsonl`` stay the source of truth.  The file carries in its metadata
 the results format version, a hash of the code that computes the rows (the syntax trees of lab/results.py,
-quantities.py, stats.py and index.py: comments and docstrings do not count) and the size and modification time of
-``run.json`` and ``cells.jsonl``; any difference makes it stale, and :func:`read` then returns None so that the
+quantities.py, stats.py and index.py: comments and docstrings do not count) and a hash of the contents of
+``run.json`` and ``cells.jsonl`` (never their file times: a run copied with ``cp -r`` or cloned from a repository
+keeps its index); any difference makes it stale, and :func:`read` then returns None so that the
 caller recomputes (and, where it can, writes it anew).  Written when a run finishes and whenever a run without a
 current index is loaded.  Columnar (Parquet through pyarrow), read in one pass for many runs: :func:`read_many`
 checks each file's stamp in its footer and reads all the current files as one dataset; the per-process values stay
@@ -59,12 +60,25 @@ def code_hash() -> str:
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=4096)
+def _content_hash(path: str, size: int, mtime_ns: int) -> str:
+    """The hash of a file's bytes, computed once per process for a given size and file time (the key only saves
+    re-reading: what is compared is the content)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:32]
+
+
 def _stamp(run_dir: Path, results_version: int) -> dict:
+    """What a run's rows are computed from: the format version, the code and the raw files' contents."""
     out = {"results_version": results_version, "code": code_hash()}
     for name in ("run.json", "cells.jsonl"):
+        p = run_dir / name
         try:
-            st = (run_dir / name).stat()
-            out[name] = [st.st_size, st.st_mtime_ns]
+            st = p.stat()
+            out[name] = _content_hash(str(p.resolve()), st.st_size, st.st_mtime_ns)
         except OSError:
             out[name] = None
     return out

@@ -4,6 +4,8 @@ from the raw samples, loading uses it, and anything that changes the raw data or
 from __future__ import annotations
 
 import os
+import shutil
+import time
 
 import pandas as pd
 import pytest
@@ -51,7 +53,10 @@ def test_a_changed_run_or_code_makes_the_index_stale(run, monkeypatch):
     assert index.read(d, results.VERSION) is not None
     assert index.read(d, results.VERSION + 1) is None  # another results format
     st = (d / "cells.jsonl").stat()
-    os.utime(d / "cells.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # the raw data changed
+    os.utime(d / "cells.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a new file time: not a change
+    assert index.read(d, results.VERSION) is not None
+    with open(d / "cells.jsonl", "a") as f:
+        f.write("\n")  # the raw data changed
     assert index.read(d, results.VERSION) is None
     results.load(d, rd)  # recomputed, and the index written anew
     assert index.read(d, results.VERSION) is not None
@@ -130,11 +135,40 @@ def test_the_combined_file_is_stale_when_a_run_or_the_code_changes(tmp_path, mon
     assert index.read_combined(rd, dirs, results.VERSION, cols) is not None
     assert index.read_combined(rd, dirs, results.VERSION + 1, cols) is None  # another results format
     assert index.read_combined(rd, [*dirs, tmp_path / "elsewhere"], results.VERSION, cols) is None  # a run not in it
-    st = (dirs[1] / "cells.jsonl").stat()
-    os.utime(dirs[1] / "cells.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # one run's raw data changed
+    with open(dirs[1] / "cells.jsonl", "a") as f:
+        f.write("\n")  # one run's raw data changed
     assert index.read_combined(rd, dirs, results.VERSION, cols) is None
     fresh = results.load(dirs, rd)  # read run by run (that one recomputed), the combined file written anew
     assert index.read_combined(rd, dirs, results.VERSION, cols) is not None
     assert fresh.run_id.nunique() == 3
     monkeypatch.setattr(index, "code_hash", lambda: "another")  # the code that computes the rows changed
     assert index.read_combined(rd, dirs, results.VERSION, cols) is None
+
+
+def test_a_copied_run_loads_through_its_index_without_recomputing(run, tmp_path, monkeypatch):
+    """cp -r (or a clone) gives every file a new time; the index belongs to the content, not to file times."""
+    d, rd = run
+    before = results.load(d, rd)
+    copy = tmp_path / "copied" / d.parent.name / d.name
+    shutil.copytree(d, copy)  # new file times
+    later = time.time() + 3600
+    for f in copy.iterdir():
+        os.utime(f, (later, later))
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(results, "cell_rows", boom)
+    pd.testing.assert_frame_equal(results.load(copy, tmp_path / "copied"), before)
+
+
+def test_the_same_run_in_three_folders_loads_the_same_rows_every_time(run, tmp_path):
+    d, _ = run
+    rd = tmp_path / "three"
+    dirs = []
+    for machine in ("a", "b", "c"):
+        dirs.append(rd / machine / d.name)
+        shutil.copytree(d, dirs[-1])
+    one = len(results.load(d, run[1]))
+    counts = [len(results.load(dirs, rd)) for _ in range(3)] + [len(results.load("all", rd)) for _ in range(2)]
+    assert counts == [3 * one] * 5 and one > 50
