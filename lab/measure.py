@@ -23,7 +23,7 @@ from .status import Status
 from . import protocol, system
 from .backends import Backend, Completed
 from .plan import Cell
-from .quantities import Quantity, cycle_quantities, gauge_precision, timing_quantities, worst_precision
+from .quantities import Quantity, all_settled, cycle_quantities, timing_quantities, worst_precision
 from .results import Gauge
 
 
@@ -122,6 +122,7 @@ class CellSamples:
     failure: tuple[str, str] | None = None
     stopped: str | None = None
     timing_only: bool = False  # the flag race and bisection decide on speeds: no cycles program
+    noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's prior
 
     @property
     def counts_cycles(self) -> bool:
@@ -143,34 +144,30 @@ class CellSamples:
                                gauges=[_per_iteration(p) for p in self.timing])
         return tq + cycle_quantities([p["ops"] for p in self.cycles], gauges=[_per_iteration(p) for p in self.cycles])
 
+    @property
+    def run_noise(self) -> float:
+        """The machine's run-to-run noise these figures' intervals take: learnt (lab.calibration) or the
+        profile's prior."""
+        return self.cell.sampling.run_noise if self.noise is None else self.noise
+
     def worst_precision(self, qs: list[Quantity] | None = None) -> float:
         """The largest relative half-width among the cell's quantities (the overhead excepted)."""
         s = self.cell.sampling
-        return worst_precision(self.quantities() if qs is None else qs, s.estimator, s.confidence)
-
-    def gauge_precision(self, qs: list[Quantity] | None = None) -> float | None:
-        """The median relative half-width of the cell's gauge-relative figures so far (None without gauges)."""
-        return gauge_precision(self.quantities() if qs is None else qs, self.cell.sampling.confidence)
-
-    def gauge_settled(self, qs: list[Quantity] | None = None) -> bool:
-        """Whether the profile's gauge_precision is reached (or there is no such rule, or no gauge)."""
-        target = self.cell.sampling.gauge_precision
-        return target is None or (g := self.gauge_precision(qs)) is None or g <= target
+        return worst_precision(self.quantities() if qs is None else qs, s.estimator, s.confidence,
+                               run_noise=self.run_noise)
 
     def decide(self) -> str | None:
-        """Why to stop now, or None to take another process.  The headline's precision decides up to
-        max_processes; while the gauge-relative figures are noisier than gauge_precision, a cell goes on up to
-        gauge_max_processes (a neighbour outside the VM spreads every process's figures: docs/measurement.md)."""
+        """Why to stop now, or None to take another process: every quantity settled (its interval meets the
+        profile's precision, or more processes would no longer narrow it: quantities.settled), from min_processes
+        on; max_processes; the time budget."""
         s = self.cell.sampling
         p = self.processes
         if self.cell.target.emulated:
             return "emulated" if p >= s.emulated_processes else None
         if p >= s.min_processes:
-            qs = self.quantities()
-            settled = self.gauge_settled(qs)
-            if settled and self.worst_precision(qs) <= s.precision:
+            if all_settled(self.quantities(), s.estimator, s.confidence, s.precision, self.run_noise):
                 return "precision"
-            if p >= (s.max_processes if settled else max(s.max_processes, s.gauge_max_processes or 0)):
+            if p >= s.max_processes:
                 return "max_processes"
         if self.seconds >= s.budget_seconds and p >= 2:
             return "budget"
@@ -182,7 +179,7 @@ class CellSamples:
         return {"timer": "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
                 "counter": first["counter"] if first else None, "unit": first["unit"] if first else None,
                 "timing": self.timing, "cycles": self.cycles, "estimator": s.estimator, "confidence": s.confidence,
-                "precision_target": s.precision, "stopped": self.stopped or "budget",
+                "precision_target": s.precision, "run_noise": self.run_noise, "stopped": self.stopped or "budget",
                 "seconds": round(self.seconds, 3), "cpu": cpu,
                 "system": {"steal_seconds": round(self.steal, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                            "steal_fraction": round(self.steal / self.cpu_seconds, 4) if self.cpu_seconds else 0.0,

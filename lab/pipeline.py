@@ -109,6 +109,7 @@ class Stages:
     ct: bool = False  # constant-time checks of every cell (else: of the cells whose profile says ct: true)
     ct_dir: Path | None = None  # the trace plugin's output files
     dudect_measurements: int = DUDECT_MEASUREMENTS
+    run_noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's
 
 
 QUICK_LONG_EVERY = 32  # a quick gate checks every 32nd long record (iterated over 100 times: kat --long-every)
@@ -286,8 +287,8 @@ class CellPipeline:
             f.cell = cs.cell  # with the key sizes the build supports (as measured)
             on_final(f)
 
-        todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"))
-                for p in items]
+        todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"),
+                            noise=self.stages.run_noise) for p in items]
         with self.backend.timing_lock(self.stages.run_id, wait=self.stages.wait, say=self.say):
             Measurer(self.backend, cpu, done, on_process).measure(todo)
 

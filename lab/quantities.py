@@ -46,11 +46,26 @@ class Quantity:
         return (self.metric, self.key_size, self.n_blocks)
 
 
-def headline(q: Quantity, estimator: str, confidence: float) -> stats.Estimate:
+def headline(q: Quantity, estimator: str, confidence: float, run_noise: float = 0.0) -> stats.Estimate:
     """The headline estimate the report shows for q, with its interval: the estimator over the per-process
     costs, turned into a rate for speeds.  The stop rule judges the precision of exactly this estimate (a rate's
-    relative half-width differs from its cost's: the inversion makes the interval asymmetric)."""
-    return _as_reported(q, stats.estimate(q.per_process, estimator, confidence))
+    relative half-width differs from its cost's: the inversion makes the interval asymmetric).  trimmed's
+    interval is run-to-run: it takes the machine's `run_noise` and the counter's resolution (stats.run_to_run)."""
+    return _as_reported(q, stats.estimate(q.per_process, estimator, confidence, run_noise=run_noise,
+                                          resolution=q.resolution or 0.0))
+
+
+NOISE_FLOOR = 0.5  # the stop rule's "more processes no longer help": the within-run half-width at most this share
+# of the run-to-run part's (a 12 % wider interval at most than infinitely many processes would give)
+
+
+def settled(e: stats.Estimate, target: float, run_noise: float) -> bool:
+    """Whether a quantity needs no more processes: its interval meets the target, or (trimmed) what more
+    processes could narrow is already small beside the machine's run-to-run noise, which no process count
+    removes."""
+    if e.precision <= target:
+        return True
+    return math.isfinite(e.within) and e.within <= NOISE_FLOOR * stats.z_value(e.confidence or 0.95) * run_noise
 
 
 def _as_reported(q: Quantity, e: stats.Estimate) -> stats.Estimate:
@@ -158,21 +173,19 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
     return list(out.values())
 
 
-def gauge_precision(qs: list[Quantity], confidence: float) -> float | None:
-    """The median, over `qs` (the empty-call overhead and what is below the counter's resolution excepted), of
-    the relative half-widths of their gauge-relative figures: how noisy a cell's figures relative to the gauge
-    still are (a median, so that one noisy quantity does not decide).  None without gauges."""
-    widths = [e.precision for q in qs if q.metric != "null_overhead" and not q.below_resolution
-              if (e := gauge_relative(q, confidence)) is not None and math.isfinite(e.precision)]
-    return float(np.median(widths)) if widths else None
+def _judged(qs: list[Quantity]) -> list[Quantity]:
+    """The quantities a cell's precision is judged on: the empty-call overhead and what is below the counter's
+    resolution excepted."""
+    return [q for q in qs if q.metric != "null_overhead" and not q.below_resolution]
 
 
-def worst_precision(qs: list[Quantity], estimator: str, confidence: float, empty: float = 0.0) -> float:
-    """The largest relative half-width of the headline estimates among `qs` (the empty-call overhead and what
-    is below the counter's resolution excepted): what the stop rule of a cell judges.  `empty` when none."""
-    worst = None
-    for q in qs:
-        if q.metric == "null_overhead" or q.below_resolution:
-            continue
-        worst = max(worst or 0.0, headline(q, estimator, confidence).precision)
-    return empty if worst is None else worst
+def worst_precision(qs: list[Quantity], estimator: str, confidence: float, empty: float = 0.0,
+                    run_noise: float = 0.0) -> float:
+    """The largest relative half-width of the headline estimates among `qs` (_judged).  `empty` when none."""
+    widths = [headline(q, estimator, confidence, run_noise).precision for q in _judged(qs)]
+    return max(widths) if widths else empty
+
+
+def all_settled(qs: list[Quantity], estimator: str, confidence: float, target: float, run_noise: float) -> bool:
+    """What the stop rule of a cell judges: every quantity (_judged) settled."""
+    return all(settled(headline(q, estimator, confidence, run_noise), target, run_noise) for q in _judged(qs))

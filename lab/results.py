@@ -126,6 +126,7 @@ class Measurement(Model):
     estimator: str
     confidence: float
     precision_target: float | None
+    run_noise: float = 0.0  # the machine's run-to-run noise the trimmed estimator's intervals took (0: older runs)
     stopped: Literal["precision", "max_processes", "budget", "emulated", "single"]
     seconds: float
     cpu: int | None
@@ -259,6 +260,9 @@ COLUMNS = {
     "confidence": "confidence level of the interval (the profile's; None for exact counts and facts)",
     "processes": "measuring processes behind the estimate",
     "precision": "relative half-width of the interval reached",
+    "within": "trimmed: the relative half-width of the interval's within-run part alone (processes, counter "
+              "steps); the rest is the machine's run-to-run noise (run_noise)",
+    "run_noise": "the machine's run-to-run noise (relative sd) the interval took (lab.calibration)",
     "precision_target": "the profile's target relative half-width",
     "precision_met": "True when precision <= precision_target",
     "below_resolution": "True when the quantity is indistinguishable from the empty-call overhead",
@@ -620,14 +624,15 @@ def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
             "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan}
 
 
-def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | None, target: float | None) -> dict:
+def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | None, target: float | None,
+                 run_noise: float = 0.0) -> dict:
     """One measured quantity as a row: headline estimate + interval, NIST's value, spread.  `estimator` "exact"
     is an instruction count (one process, the smallest count; no precision target)."""
     exact = estimator == "exact"
     if exact:  # the smallest count; an exact count has no interval and no confidence level
         est = stats.Estimate(min(q.per_process), math.nan, math.nan, "exact", len(q.per_process), None)
     else:  # the headline: the same estimate the stop rule judged (a rate for speeds)
-        est = headline(q, estimator, confidence)
+        est = headline(q, estimator, confidence, run_noise)
     nist = stats.nist_summary(q.samples)
     value, med, mn, mx, sd = nist.value, nist.median, nist.minimum, nist.maximum, nist.std
     # a cost within one counter step of the empty call's has no value to show, only a bound: lab.quantities marks
@@ -642,6 +647,7 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
            "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high,
            "estimator": est.estimator, "confidence": est.confidence, "processes": est.processes,
            "precision": 0.0 if exact else est.precision, "precision_target": None if exact else target,
+           "within": est.within, "run_noise": None if exact else run_noise,
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
            "counter": q.counter, "per_process": list(q.per_process)}
@@ -697,7 +703,7 @@ def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
     m = c.measurement
     if m is not None:
         for q in measured_quantities(c):
-            rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target))
+            rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target, m.run_noise))
     if c.java is not None and c.java.sterbenz_lipp:
         for q in sterbenz_lipp_quantities(c.java.sterbenz_lipp, c.block_bits):
             rows.append(quantity_row(base, q, m.estimator if m else "min", m.confidence if m else 0.95, None))
@@ -737,7 +743,7 @@ def computed_rows(run_dir: Path) -> pd.DataFrame:
     meta, cells = read_run(run_dir)
     rows = [r for c in cells for r in cell_rows(meta, c)]
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    for col in ("n_blocks", "key_size", "bound", "precision_target", "confidence", "processes", "gauge_relative",
+    for col in ("n_blocks", "key_size", "bound", "precision_target", "within", "run_noise", "confidence", "processes", "gauge_relative",
                 "gauge_relative_low", "gauge_relative_high"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     return df

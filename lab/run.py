@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .status import FAILED, Status
-from . import __version__, system
+from . import __version__, calibration, system
 from .backends import Backend
 from .build import Builder
 from .buildplan import compiler
@@ -316,7 +316,8 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             ui.done += len(recorded)
             stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
                             counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
-                            wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct")
+                            wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct",
+                            run_noise=_learned_noise(results_dir, machine, say))
             groups.append(MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note),
                                      writer, cells_h, [c for c in cells_h if c.id not in recorded], cpu, ui,
                                      m.backend, m.engine))
@@ -361,6 +362,15 @@ def _toolchain_targets(cells: list[Cell]) -> list[tuple]:
         if not c.unavailable and c.target not in targets:
             targets.append(c.target)
     return list(out.values())
+
+
+def _learned_noise(results_dir: Path, machine: str, say) -> float | None:
+    """This machine's run-to-run noise as last calibrated (``invoke bench.aa``), or None: the profile's prior."""
+    n = calibration.learned(results_dir, machine)
+    if n is not None:
+        say(f"run-to-run noise of {machine}: {100 * n.run_noise:.2f} % (calibrated {n.measured[:10]} from {n.pairs} "
+            "A/A pairs)")
+    return None if n is None else n.run_noise
 
 
 def plan_hosts(lab: Lab, cells: list[Cell], hosts: list[str] | None, local: bool = True) -> list[Cell]:

@@ -187,10 +187,11 @@ class CycleSettings(Strict):
 class Sampling(Strict):
     """How many samples and processes a quantity gets, and when to stop."""
 
-    estimator: Literal["min", "median"] = Field(
-        "min", description="Headline estimate over processes: min = best-case cost over process layouts "
-                           "(each process's minimum, then the minimum of those); median = the median of the "
-                           "per-process minima (see docs/measurement.md).")
+    estimator: Literal["trimmed", "min", "median"] = Field(
+        "trimmed", description="Headline estimate over processes (each process's minimum first): trimmed = the 20 % "
+                               "trimmed mean of the per-process minima, with a run-to-run interval (the lab's "
+                               "default); min = the best case over process layouts; median = the median of the "
+                               "per-process minima (see docs/measurement.md).")
     confidence: float = Field(0.95, gt=0.5, lt=1.0, description="Confidence level of every interval.")
     precision: float = Field(gt=0, lt=1, description="Target relative half-width of the interval of every "
                                                      "quantity; sampling stops when all reach it.")
@@ -203,14 +204,11 @@ class Sampling(Strict):
     long_samples: int = Field(8, gt=0, description="Samples at least of an operation whose single call lasts "
                                                    "much longer than a sample (Encrypt-32768 of a slow cipher): it "
                                                    "takes fewer than `samples`, in the first rounds.")
-    gauge_precision: float | None = Field(
-        None, gt=0, lt=1, description="Target for the median, over a cell's quantities, of the relative half-width "
-                                      "of their figures relative to the machine-speed gauge: a cell whose figures "
-                                      "are that noisy (a neighbour outside the VM) takes more processes, up to "
-                                      "gauge_max_processes (null: no such rule; docs/measurement.md).")
-    gauge_max_processes: int | None = Field(
-        None, ge=2, description="Processes per cell at most while gauge_precision is not reached (default: "
-                                "max_processes).")
+    run_noise: float = Field(
+        0.01, ge=0, lt=1, description="The machine's run-to-run noise (relative standard deviation of a figure "
+                                      "between two runs) assumed until the lab has learnt this machine's own from "
+                                      "A/A pairs (invoke bench.aa; results/<machine>/noise.json): it widens every "
+                                      "trimmed estimator's interval, so that it covers the next run (docs/measurement.md).")
     interleave: int = Field(12, gt=0, description="Cells measured together, one process each in turn.")
     emulated_processes: int = Field(2, ge=1, description="Processes per cell on emulated targets (their "
                                                           "timings measure QEMU; instruction counts are exact).")
@@ -222,8 +220,6 @@ class Sampling(Strict):
     def _bounds(self) -> "Sampling":
         if self.max_processes < self.min_processes:
             raise ValueError("max_processes must be >= min_processes")
-        if self.gauge_max_processes is not None and self.gauge_max_processes < self.max_processes:
-            raise ValueError("gauge_max_processes must be >= max_processes")
         return self
 
 

@@ -32,7 +32,11 @@ from typing import Sequence
 import numpy as np
 from scipy import stats as sps
 
-ESTIMATORS = ("min", "median")
+ESTIMATORS = ("min", "median", "trimmed")
+TIMED_ESTIMATORS = ESTIMATORS  # the estimators of timed figures (a stored row's estimator; "exact" is a count)
+# The smallest difference between two runs that is a change: below it a difference is "no change" whatever the
+# intervals say (a compiler or a code change of less than 1 % is not worth a verdict).
+MIN_EFFECT = 0.01
 # The lab's noise threshold, defined once: the p90 of the relative differences between two identical runs under
 # load (``invoke bench.repeatability``, docs/measurement.md).  A change smaller than this is no change.
 NOISE_THRESHOLD = 0.03
@@ -70,6 +74,8 @@ class Estimate:
     estimator: str
     processes: int
     confidence: float | None  # None: an exact count (lab.results), no interval
+    within: float = math.nan  # trimmed: the relative half-width of the within-run part alone (what more
+    # processes can narrow); the run-to-run part (run_noise) comes on top of it
 
     @property
     def precision(self) -> float:
@@ -85,7 +91,7 @@ class Estimate:
                 return math.nan
             return work / x if x > 0 else math.inf
         return Estimate(inv(self.estimate), inv(self.ci_high), inv(self.ci_low), self.estimator, self.processes,
-                        self.confidence)
+                        self.confidence, self.within)
 
 
 def _rng() -> np.random.Generator:
@@ -104,7 +110,34 @@ def _sorted_processes(per_process: Sequence[float], estimator: str) -> np.ndarra
 
 
 def _point(a: np.ndarray, estimator: str) -> float:
+    if estimator == "trimmed":
+        return float(sps.trim_mean(a, TRIM))
     return float(a[0]) if estimator == "min" else float(np.median(a))
+
+
+def z_value(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence level (1.96 for 95 %)."""
+    return float(sps.norm.ppf(0.5 + confidence / 2))
+
+
+def run_to_run(a: np.ndarray, confidence: float, run_noise: float, resolution: float) -> Estimate:
+    """The 20 % trimmed mean of the per-process values with its run-to-run interval: two-sided, symmetric about
+    the estimate, from three half-widths added as variances: the Tukey–McLaughlin interval over processes (the
+    layouts a run happened to draw: :func:`trimmed_mean`), the counter's quantisation (one step's uniform
+    variance, step^2 / 12, over the n - 2g values kept) and the machine's run-to-run noise `run_noise` (a relative
+    sd: the machine's speed from one run to the next, which every process of a run shares and so cannot show;
+    lab.calibration learns it from A/A pairs).  ``within`` keeps the first two alone: what more processes narrow,
+    so that the stop rule does not chase the machine's noise (docs/measurement.md, "Intervals that hold")."""
+    tm = trimmed_mean(a, confidence)
+    point = tm.estimate
+    if a.size < 2:
+        return Estimate(point, math.nan, math.nan, "trimmed", int(a.size), confidence)
+    z = z_value(confidence)
+    kept = a.size - 2 * int(TRIM * a.size)
+    hw_w = math.hypot(tm.ci_high - point, z * resolution / math.sqrt(12 * kept))
+    hw = math.hypot(hw_w, z * run_noise * point)
+    within = hw_w / point if point > 0 else math.inf
+    return Estimate(point, point - hw, point + hw, "trimmed", int(a.size), confidence, within)
 
 
 def point(per_process: Sequence[float], estimator: str = "min") -> float:
@@ -113,9 +146,13 @@ def point(per_process: Sequence[float], estimator: str = "min") -> float:
     return _point(_sorted_processes(per_process, estimator), estimator)
 
 
-def estimate(per_process: Sequence[float], estimator: str = "min", confidence: float = 0.95) -> Estimate:
-    """The headline estimate over per-process values (normally each process's minimum) with its interval."""
+def estimate(per_process: Sequence[float], estimator: str = "min", confidence: float = 0.95, *,
+             run_noise: float = 0.0, resolution: float = 0.0) -> Estimate:
+    """The headline estimate over per-process values (normally each process's minimum) with its interval
+    (trimmed: the run-to-run interval of :func:`run_to_run`, which alone takes run_noise and resolution)."""
     a = _sorted_processes(per_process, estimator)
+    if estimator == "trimmed":
+        return run_to_run(a, confidence, run_noise, resolution or 0.0)
     point = _point(a, estimator)
     nan = math.nan
     if estimator == "min":
@@ -196,7 +233,8 @@ def compare(a: Sequence[float], b: Sequence[float], estimator: str = "min", conf
     if not ea > 0:  # against nothing: no ratio, no verdict
         return Comparison(math.nan, math.nan, math.nan, 1.0, "no change")
     ratio = eb / ea
-    stat = np.min if estimator == "min" else np.median
+    stat = {"min": np.min, "median": np.median,
+            "trimmed": lambda x, axis=-1: sps.trim_mean(x, TRIM, axis=axis)}[estimator]
     both = xa.size >= 2 and xb.size >= 2
     if both and not (np.ptp(xa) == 0 and np.ptp(xb) == 0):
         ci = sps.bootstrap((np.sort(xa), np.sort(xb)), lambda u, v, axis=-1: stat(v, axis=axis) / stat(u, axis=axis),
@@ -207,7 +245,7 @@ def compare(a: Sequence[float], b: Sequence[float], estimator: str = "min", conf
     else:
         low = high = ratio
         p = 0.0 if ratio != 1 and both else 1.0
-    if estimator == "min":
+    if estimator in ("min", "trimmed"):
         decided = both and beyond_noise(low, high, threshold)
     else:
         decided = p < alpha and abs(ratio - 1) > threshold
@@ -217,6 +255,67 @@ def compare(a: Sequence[float], b: Sequence[float], estimator: str = "min", conf
     else:
         verdict = "no change"
     return Comparison(ratio, low, high, p, verdict)
+
+
+def sigma(e: Estimate) -> float:
+    """The relative standard deviation an estimate's interval stands for (its relative half-width over z); NaN
+    without an interval, 0 for an exact count."""
+    if e.confidence is None:
+        return 0.0
+    return e.precision / z_value(e.confidence) if math.isfinite(e.precision) else math.nan
+
+
+def compare_estimates(a: Estimate, b: Estimate, confidence: float = 0.95, min_effect: float = MIN_EFFECT,
+                      higher_is_better: bool = False) -> Comparison:
+    """B against A from two runs' figures and their run-to-run intervals (no raw data needed): the ratio b / a
+    with the interval of its logarithm, log(b / a) +- z * sqrt(sigma_a^2 + sigma_b^2).  Faster or slower when that
+    interval excludes 1 and the ratio differs from 1 by at least `min_effect`; otherwise no change.  The p value
+    is the two-sided normal one of the same z.  Honest intervals (docs/measurement.md: coverage measured by
+    ``invoke bench.aa``) make this a 5 % test, and the effect floor lowers its false changes further."""
+    if not (a.estimate > 0 and b.estimate > 0):
+        return Comparison(math.nan, math.nan, math.nan, 1.0, "no change")
+    ratio = b.estimate / a.estimate
+    s = math.hypot(sigma(a), sigma(b))
+    if not math.isfinite(s):
+        return Comparison(ratio, math.nan, math.nan, 1.0, "no change")
+    hw = z_value(confidence) * s
+    low, high = ratio * math.exp(-hw), ratio * math.exp(hw)
+    p = float(2 * sps.norm.sf(abs(math.log(ratio)) / s)) if s > 0 else float(ratio == 1.0) or 0.0
+    decided = (low > 1 or high < 1) and abs(ratio - 1) >= min_effect
+    verdict = "no change"
+    if decided:
+        verdict = "faster" if (ratio > 1) == higher_is_better else "slower"
+    return Comparison(ratio, low, high, p, verdict)
+
+
+def coverage(log_ratio: Sequence[float], s_combined: Sequence[float], confidence: float = 0.95) -> dict:
+    """How well intervals hold two runs' differences: z = log(b / a) / s, where s is the two figures' relative
+    standard deviations combined (sqrt(s_a^2 + s_b^2)); the share of |z| beyond the confidence level's quantile
+    (honest: 1 - confidence) and the standard deviation of z (honest: about 1).  A difference between two
+    zero-width intervals is beyond (infinite z)."""
+    d, s = np.asarray(log_ratio, dtype=float), np.asarray(s_combined, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(s > 0, d / s, np.where(d == 0, 0.0, np.inf))
+    finite = z[np.isfinite(z)]
+    return {"quantities": int(z.size), "beyond": float(np.mean(np.abs(z) > z_value(confidence))) if z.size else math.nan,
+            "sd_z": float(np.std(finite, ddof=1)) if finite.size > 1 else math.nan}
+
+
+def fit_run_noise(log_ratio: Sequence[float], s_within: Sequence[float], confidence: float = 0.95) -> float:
+    """The machine's run-to-run noise from A/A pairs: the relative sd sigma that each run adds to every figure such
+    that the pairs' differences fall beyond their combined intervals, z * sqrt(s_within^2 + 2 sigma^2), in exactly
+    1 - confidence of the quantities (s_within: each pair's two within-run sds combined).  0 when the within-run
+    parts alone already hold them."""
+    d = np.abs(np.asarray(log_ratio, dtype=float))
+    s = np.asarray(s_within, dtype=float)
+    ok = np.isfinite(d) & np.isfinite(s)
+    d, s = d[ok], s[ok]
+    if d.size == 0:
+        raise ValueError("no pairs")
+    z = z_value(confidence)
+    # the sigma each quantity needs to be held; the confidence quantile of those is the answer
+    need = np.sqrt(np.maximum((d / z) ** 2 - s ** 2, 0.0) / 2)
+    return float(np.quantile(need, confidence))
 
 
 @dataclass(frozen=True)

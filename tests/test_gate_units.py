@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import icount, kat, measure, protocol
+from lab import icount, kat, measure, protocol, stats
 from lab.backends import Completed
 from lab.plan import Cell
 from lab.status import FAILED
@@ -417,65 +417,31 @@ def test_the_stop_rule(lab):
     assert samples(emu, noisy[:2]).decide() == "emulated"
 
 
-def test_the_gauge_precision_rule_takes_more_processes_while_the_gauge_relative_figures_are_noisy(lab):
-    """gauge_precision: the headline is precise at 3 processes (every process alike), but relative to the
-    machine-speed gauge the processes differ by 4 % each (a neighbour slowed their gauges and not their cells):
-    the median half-width of the gauge-relative figures is far above 1 %, so the cell goes on past max_processes
-    (4) up to gauge_max_processes (6).  Gauges alike in every process, no gauge at all, or no such rule in the
-    profile: it stops for precision at 3, as before."""
-    def gauged(cs: measure.CellSamples, per_process) -> measure.CellSamples:
-        for procs in (cs.timing, cs.cycles):
-            for p, proc in enumerate(procs):
-                proc["gauge"] = {"workload": "rotl-xor-table-v1", "per_sample": 100, "unit": "ns",
-                                 "samples": [round(1000 * per_process(p))] * 2}
-        return cs
-
-    rule = dict(min_processes=3, max_processes=4, budget_seconds=60.0, precision=0.02)
-    c = cell(lab, gauge_precision=0.01, gauge_max_processes=6, **rule)
-    steady = [[1000, 1000]]
-    noisy = lambda p: 1 + 0.04 * p  # noqa: E731
-    for n in (3, 4, 5):
-        cs = gauged(samples(c, steady * n), noisy)
-        assert cs.worst_precision() == 0.0 and cs.gauge_precision() > 0.01 and cs.decide() is None
-    assert gauged(samples(c, steady * 6), noisy).decide() == "max_processes"
-    assert gauged(samples(c, steady * 3), lambda p: 1.0).gauge_precision() == 0.0
-    assert gauged(samples(c, steady * 3), lambda p: 1.0).decide() == "precision"
-    assert samples(c, steady * 3).gauge_precision() is None and samples(c, steady * 3).decide() == "precision"
-    off = cell(lab, gauge_precision=None, **rule)
-    assert gauged(samples(off, steady * 3), noisy).decide() == "precision"
-    # without gauge_max_processes the noisy cell stops at max_processes
-    capped = cell(lab, gauge_precision=0.01, gauge_max_processes=None, **rule)
-    assert gauged(samples(capped, steady * 3), noisy).decide() is None
-    assert gauged(samples(capped, steady * 4), noisy).decide() == "max_processes"
-
-
-def test_gauge_precision_is_the_median_half_width_at_the_cells_confidence(lab):
-    """The rule judges the median over the cell's quantities of their gauge-relative half-widths (the empty call
-    and what is below the counter's resolution left out), at the profile's confidence: three cost quantities of
-    narrow, middle and wide spread give the middle one's half-width - not the widest, not their mean."""
-    from lab import stats
-    from lab.quantities import Quantity, gauge_precision
-
-    spreads = (0.001, 0.01, 0.2)
-    qs = [Quantity(f"m{i}", 128, None, "ticks", "x", per_process=[1.0] * 6,
-                   paired=[1 + d * p for p in range(6)], gauge=[1.0] * 6) for i, d in enumerate(spreads)]
-    wide = Quantity("null_overhead", 128, None, "ticks", "x", per_process=[1.0] * 6,
-                    paired=[1 + 5 * p for p in range(6)], gauge=[1.0] * 6)
-    below = Quantity("m9", 128, None, "ticks", "x", per_process=[1.0] * 6, below_resolution=True,
-                     paired=[1 + 5 * p for p in range(6)], gauge=[1.0] * 6)
-    want = [stats.trimmed_mean([1 + d * p for p in range(6)], 0.95).precision for d in spreads]
-    assert want[0] < want[1] < want[2]
-    assert gauge_precision([*qs, wide, below], 0.95) == pytest.approx(want[1])
-    assert gauge_precision(qs, 0.90) < gauge_precision(qs, 0.95)
-    # the cell judges at its own confidence
-    for conf in (0.90, 0.95):
-        c = cell(lab, confidence=conf, min_processes=3, max_processes=4, precision=0.02)
-        cs = samples(c, [[1000, 1000]] * 5)
-        for procs in (cs.timing, cs.cycles):
-            for p, proc in enumerate(procs):
-                proc["gauge"] = {"workload": "w", "per_sample": 100, "unit": "ns",
-                                 "samples": [round(1000 * (1 + 0.04 * p))] * 2}
-        assert cs.gauge_precision() == pytest.approx(gauge_precision(cs.quantities(), conf))
+def test_the_stop_rule_does_not_chase_the_machines_run_to_run_noise(lab):
+    """trimmed: a quantity is settled when its whole interval meets the target, or when the part more
+    processes could narrow (within) is at most half the run-to-run part.  With a run-to-run noise of 2 % no
+    interval can reach a 2 % target (1.96 x 2 % alone), so a cell of alike processes stops at min_processes
+    instead of running to max_processes; a spread cell goes on; a learnt noise (CellSamples.noise) replaces the
+    profile's prior."""
+    rule = dict(estimator="trimmed", min_processes=3, max_processes=8, budget_seconds=60.0, precision=0.02)
+    noisy_machine = cell(lab, run_noise=0.02, **rule)
+    steady = [[1000, 1000]] * 3
+    cs = samples(noisy_machine, steady)
+    z = stats.z_value(0.95)
+    assert z * 0.02 <= cs.worst_precision() <= z * 0.02 * 1.02  # the prior widens it (and a counter step a little)
+    assert cs.decide() == "precision"
+    spread = [[1000 * (1 + 0.05 * (p % 3))] * 2 for p in range(3)]
+    assert samples(noisy_machine, spread).decide() is None  # the processes' own spread still narrows with more
+    assert samples(noisy_machine, spread * 3).decide() == "max_processes"
+    quiet = cell(lab, run_noise=0.0, **rule)
+    assert samples(quiet, steady).decide() == "precision" and samples(quiet, steady).worst_precision() < 0.01  # steps
+    learnt = samples(noisy_machine, steady)
+    learnt.noise = 0.001
+    assert learnt.run_noise == 0.001 and z * 0.001 <= learnt.worst_precision() < z * 0.02
+    # at the boundary: within just above half the run-to-run part is not settled, just below is
+    from lab.quantities import settled
+    e = stats.Estimate(1.0, 0.9, 1.1, "trimmed", 5, 0.95, within=0.5 * z * 0.02 * 1.01)
+    assert not settled(e, 0.02, 0.02) and settled(e, 0.02, 0.0202) and settled(e, 0.2, 0.02)
 
 
 def test_a_marker_counter_target_is_measured_by_timing_alone(lab):

@@ -83,7 +83,7 @@ KEYS = ["cell", "metric", "key_size", "n_blocks"]
 
 def _merged(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The quantities measured in both runs, one row each, the two runs' columns suffixed _a and _b."""
-    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(["min", "median"]) & (d.metric != "null_overhead")]  # noqa: E731
+    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(list(stats.TIMED_ESTIMATORS)) & (d.metric != "null_overhead")]  # noqa: E731
     return sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..status import Status
-from .. import index, results
+from .. import index, results, stats
 from ..config import Lab
 from . import analysis, charts, drilldown, java, published, tables
 
@@ -63,8 +63,9 @@ def _levels(df: pd.DataFrame) -> str:
 
 
 def _estimator_words(est: str) -> str:
-    return {"min": "the best case over measuring processes", "median": "the median over measuring processes"} \
-        .get(est, est)
+    return {"min": "the best case over measuring processes", "median": "the median over measuring processes",
+            "trimmed": "the 20 % trimmed mean over measuring processes of each one's best case, with a "
+                       "run-to-run interval"}.get(est, est)
 
 
 def _section_platforms(df: pd.DataFrame) -> dict:
@@ -123,7 +124,7 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 
 
 def _section_precision(df: pd.DataFrame) -> dict:
-    m = df[df.estimator.isin(["min", "median"]) & (df.metric != "null_overhead") & (df.status == Status.OK)]
+    m = df[df.estimator.isin(list(stats.TIMED_ESTIMATORS)) & (df.metric != "null_overhead") & (df.status == Status.OK)]
     missed = m[~m.precision_met.astype(bool)]
     return {"measured": int(len(m)), "missed": int(len(missed)),
             "cells": sorted(missed.cell.unique().tolist()),
@@ -243,7 +244,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "flags": _guard("flag search", _section_flags, list(run_paths)),
         "versions": _guard("compiler versions", _section_versions, df),
         "levels": _levels(df) if not df.empty else tables.level(0.95),
-        "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(["min", "median"])].estimator.unique()),
+        "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(list(stats.TIMED_ESTIMATORS))].estimator.unique()),
                                                  "min") if not df.empty else "min"),
         "fmt": tables.fmt, "isfinite": lambda x: x is not None and isinstance(x, (int, float)) and math.isfinite(x),
     }

@@ -13,8 +13,11 @@ import math
 
 import pandas as pd
 
+from .. import stats
 from ..status import Status
 from ..quantities import CYCLE_METRICS
+
+ESTIMATOR_WORDS = {"min": "best case", "median": "median", "trimmed": "20 % trimmed mean of the process minima"}
 
 A1_KEYS = (128, 192, 256)
 A2_SIZES = (1, 16, 128, 1024, 32768)
@@ -80,8 +83,8 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
                          f"at most {fmt(r.bound, 2)} {unit}"}
     est = r.estimate
     title = f"{name}: {fmt(est, 2)} {unit}"
-    if r.estimator in ("min", "median"):
-        title += (f", {level(r.confidence)} CI [{fmt(r.ci_low, 2)}, {fmt(r.ci_high, 2)}] ({'best case' if r.estimator == 'min' else 'median'}"
+    if r.estimator in stats.TIMED_ESTIMATORS:
+        title += (f", {level(r.confidence)} CI [{fmt(r.ci_low, 2)}, {fmt(r.ci_high, 2)}] ({ESTIMATOR_WORDS.get(r.estimator, r.estimator)}"
                   f" over {int(r.processes)} processes; ±{_pct(r.precision)} reached, target ±{_pct(r.precision_target)})"
                   f" | NIST value (mean within 3 sd of the median) {fmt(r.value, 2)}; median {fmt(r['median'], 2)}; "
                   f"sd {fmt(r['std'], 2)}; {int(r.n)}/{int(r.n_total)} samples")

@@ -1,0 +1,88 @@
+"""The machine's run-to-run noise: what a run adds to every figure beyond what its own processes show.
+
+A run's processes show how far its figure moves with the process layouts it happened to draw (the within-run
+part of an interval).  Between two runs more moves: the machine's speed from one minute to the next (a
+neighbour's load, the host's frequency), which every process of one run shares and so cannot see.  The lab
+measures it from A/A pairs (the same binaries measured in two runs back to back: ``invoke bench.aa``) as one
+relative standard deviation per machine, :func:`lab.stats.fit_run_noise`, and stores it in
+``results/<machine>/noise.json``; every later run on that machine widens its trimmed intervals by it
+(``run_noise`` in each record).  Before the first calibration the profile's prior (``sampling.run_noise``)
+stands in: wide, so that a fresh machine's intervals err on the honest side.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .status import Status
+
+FILE = "noise.json"
+KEYS = ["cell", "metric", "key_size", "n_blocks"]
+
+
+@dataclass(frozen=True)
+class Noise:
+    run_noise: float  # relative sd a run adds to every figure
+    pairs: int  # A/A pairs it rests on
+    quantities: int  # quantity differences it rests on
+    measured: str  # when (UTC, ISO)
+    cpu: str  # the machine's CPU model when it was measured
+
+
+def path(results_dir: Path, machine: str) -> Path:
+    return Path(results_dir) / machine / FILE
+
+
+def learned(results_dir: Path, machine: str) -> Noise | None:
+    """The machine's stored run-to-run noise, or None (never calibrated, or an unreadable file: the prior)."""
+    try:
+        return Noise(**json.loads(path(results_dir, machine).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def store(results_dir: Path, machine: str, noise: Noise) -> Path:
+    p = path(results_dir, machine)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(asdict(noise), indent=1) + "\n")
+    return p
+
+
+def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """The timed quantities both runs measured with a run-to-run interval (estimator trimmed), one row each: the log
+    ratio of the two estimates, the within-run sds combined (s_within) and the whole intervals' (s_total)."""
+    def sel(d: pd.DataFrame) -> pd.DataFrame:
+        d = d[(d.status == Status.OK) & (d.estimator == "trimmed") & (d.metric != "null_overhead")
+              & ~d.below_resolution.astype(bool)]
+        return d[KEYS + ["estimate", "precision", "within", "confidence"]]
+    m = sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
+    z = m.confidence_a.map(lambda c: stats.z_value(float(c)))
+    m = m.assign(log_ratio=np.log(m.estimate_b.astype(float) / m.estimate_a.astype(float)),
+                 s_within=np.hypot(m.within_a.astype(float), m.within_b.astype(float)) / z,
+                 s_total=np.hypot(m.precision_a.astype(float), m.precision_b.astype(float)) / z)
+    return m[np.isfinite(m.log_ratio)]
+
+
+def fit(pairs: list[pd.DataFrame], cpu: str, confidence: float = 0.95) -> Noise:
+    """The run-to-run noise that makes the pairs' intervals hold `confidence` of their differences."""
+    d = pd.concat(pairs, ignore_index=True)
+    if d.empty:
+        raise ValueError("no quantity was measured with a run-to-run interval in both runs of any pair")
+    value = stats.fit_run_noise(d.log_ratio, d.s_within, confidence)
+    return Noise(round(value, 5), len(pairs), int(len(d)), datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                 cpu)
+
+
+def judge(pair: pd.DataFrame, confidence: float = 0.95) -> dict:
+    """One pair's (or pooled pairs') coverage by the intervals as stored: share beyond and sd of z."""
+    return stats.coverage(pair.log_ratio, pair.s_total, confidence)
+
+
+__all__ = ["Noise", "learned", "store", "paired", "fit", "judge", "path", "FILE"]
