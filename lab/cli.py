@@ -141,6 +141,20 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
                     "the estimators)", "csv"),
                 DEBUG), invoke="bench.repeatability"),
+    Command("bench-aa", "A/A pairs of quick runs: do the 95 % intervals cover the next run; calibrate the "
+            "machine's run-to-run noise; compare's false changes and power on a planted 3 % slowdown",
+            "bench_aa", (
+                Opt("pairs", "A/A pairs to measure (runs: pairs + 1)", "int", default=10),
+                Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
+                Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
+                Opt("profile", "measurement profile (default: the matrix's)"),
+                Opt("plant", "the cipher whose encryption is made 3 % slower in a copy of the last run", "str",
+                    default="serpent"),
+                Opt("store", "store the fitted noise in results/<machine>/noise.json (default; --no-store)",
+                    "switch", default=True),
+                Opt("runs", "judge stored runs (consecutive pairs) instead of measuring", "csv"),
+                Opt("out", "JSON file to write (default bench/results/aa-DATE.json)"),
+                DEBUG), invoke="bench.aa"),
     Command("java-run", "build, gate and measure Java implementations and Java peers (JMH) under JVM profiles; "
             "write a run under results/ (language java)", "java_run", (
                 Opt("ciphers", "comma list of ciphers (default: every cipher with Java code)", "csv"),

@@ -279,6 +279,20 @@ def images_host_plugin(engine=None) -> int:
     return 0
 
 
+def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpent", store=True, runs=None,
+             out=None) -> int:
+    from . import results
+    from .bench import aa
+
+    lab = _lab()
+    stored = results.resolve_runs(lab.root / "results", runs) if runs else None
+    if stored is not None and len(stored) < 2:
+        raise UsageError("option --runs: takes at least two run ids (consecutive runs are the A/A pairs)")
+    aa.bench(lab, pairs, stored, plant, store, Path(out) if out else None, ciphers=ciphers, toolchains=toolchains,
+             profile=profile)
+    return 0
+
+
 def bench_repeatability(ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
                         out=None, runs=None) -> int:
     from . import results

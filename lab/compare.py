@@ -74,8 +74,29 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_na
     return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics))
 
 
-def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, metrics) -> list[Row]:
-    """One row per quantity both frames measured, sorted by item, metric, key size and blocks per call."""
+def _estimate(r, side: str, same_run: bool) -> stats.Estimate:
+    """A row's figure with its interval: the whole run-to-run interval between two runs; within one run only its
+    within-run part (the machine's run-to-run noise is common to both sides of the comparison)."""
+    est, conf = float(r[f"estimate_{side}"]), float(r[f"confidence_{side}"])
+    if not same_run:
+        return stats.Estimate(est, float(r[f"ci_low_{side}"]), float(r[f"ci_high_{side}"]), "trimmed", 0, conf)
+    hw = float(r[f"within_{side}"]) * est
+    return stats.Estimate(est, est - hw, est + hw, "trimmed", 0, conf)
+
+
+def _on_intervals(r, speed: bool, same_run: bool) -> stats.Speedup:
+    """B against A judged on the two figures' run-to-run intervals (stats.compare_estimates), as a speedup."""
+    c = stats.compare_estimates(_estimate(r, "a", same_run), _estimate(r, "b", same_run),
+                                higher_is_better=speed)
+    if speed:
+        return stats.Speedup(c.ratio, c.ci_low, c.ci_high, c.p_value, c.verdict)
+    return stats.Speedup(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low, c.p_value, c.verdict)
+
+
+def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, metrics,
+                 same_run: bool = False) -> list[Row]:
+    """One row per quantity both frames measured, sorted by item, metric, key size and blocks per call; figures of
+    one run (same_run) are compared on their intervals' within-run parts."""
     on = [key, "metric", "key_size", "n_blocks"]
     sa, sb = _select(a, metrics), _select(b, metrics)
     m = sa.merge(sb, on=on, suffixes=("_a", "_b"))
@@ -91,9 +112,10 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
             rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
                             ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict, gauge))
             continue
-        # cost ratio B/A; rows with per-process values are estimated by "min" or "median" (exact counts and facts
-        # took the branch above)
-        s = stats.speedup(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold)
+        if r.estimator_a == "trimmed" and r.estimator_b == "trimmed":
+            s = _on_intervals(r, speed, same_run)
+        else:  # cost ratio B/A from per-process values, estimated by "min" or "median" (older runs)
+            s = stats.speedup(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold)
         rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, s.speedup,
                         s.ci_low, s.ci_high, s.p_value, s.verdict, gauge))
     rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks))  # n_blocks: NaN except for per-block rows
@@ -127,7 +149,7 @@ def compare_toolchains(df: pd.DataFrame, threshold: float = stats.NOISE_THRESHOL
     for tc in toolchains:
         if tc == base:
             continue
-        for r in compare_rows(a, df[df.toolchain == tc], "item", threshold, metrics):
+        for r in compare_rows(a, df[df.toolchain == tc], "item", threshold, metrics, same_run=True):
             r.item = f"{r.item} {tc}"
             out.rows.append(r)
     return out

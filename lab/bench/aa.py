@@ -1,0 +1,153 @@
+"""invoke bench.aa: do the 95 % intervals cover the next run?  A/A pairs, a planted change, and the calibration.
+
+N + 1 runs of one matrix back to back (or stored runs, ``--runs``) give N A/A pairs: the same binaries measured
+twice.  From them, per pair and pooled:
+
+* **calibration**: the machine's run-to-run noise (lab.calibration.fit: the relative sd each run adds, so that
+  95 % of the differences lie within their combined intervals), fitted on the first half of the pairs and
+  judged on the second half (held out: a fit judged on its own data holds by construction); stored in
+  ``results/<machine>/noise.json`` (from all pairs) unless ``--no-store``, so that every later run's intervals take it;
+* **coverage** of the intervals as each run stored them and as they are with the fitted noise: the share of
+  differences beyond the combined half-widths (honest: 3-8 %) and the sd of z (0.8-1.25);
+* **compare**: ``compare``'s verdicts on each A/A pair (the false-change rate: share not "no change") and on a
+  planted pair: the second run with one cipher's encryption made 3 % slower (its raw encryption samples scaled by
+  1.03 in a copy: the noise stays real, the change is known), the power (share of that cipher's encryption
+  quantities called slower) and the false changes among the others.
+
+The figures are printed and stored (bench/results/aa-DATE.json) with the machine kind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import calibration, results, stats, system
+from ..compare import compare_frames
+from ..config import Lab, shown
+from ..request import RunRequest
+from ..run import run
+from . import header, store
+
+PLANT = 1.03  # the planted slowdown of one cipher's encryption
+PLANTED_METRICS = ("encrypt_speed", "encrypt_per_block")
+GOALS = {"beyond": (0.03, 0.08), "sd_z": (0.8, 1.25), "aa_no_change": 0.97, "power": 0.90, "planted_others": 0.03}
+
+
+def measure(lab: Lab, n_runs: int, say=print, **request) -> list[Path]:
+    """n_runs runs of the request back to back; their folders."""
+    dirs = []
+    for i in range(n_runs):
+        t0 = time.monotonic()
+        o = run(lab, RunRequest(icount=False, tag="aa", **request))
+        say(f"bench.aa: run {i + 1} of {n_runs}: {o.run_dir.name} ({time.monotonic() - t0:.0f} s)")
+        dirs.append(o.run_dir)
+    return dirs
+
+
+def planted_copy(run_dir: Path, cipher: str, into: Path, factor: float = PLANT) -> Path:
+    """A copy of a run whose `cipher`'s encryption is `factor` slower: each timing process's encryption samples
+    and each cycles process's encrypt deltas scaled (the rest byte for byte the same)."""
+    out = into / run_dir.parent.name / (run_dir.name + "-planted")
+    out.mkdir(parents=True)
+    shutil.copy(run_dir / "run.json", out / "run.json")
+    lines = []
+    for line in (run_dir / "cells.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        m = rec.get("measurement")
+        if rec.get("cipher") == cipher and m:
+            for p in m["timing"]:
+                for ops in p["key_sizes"].values():
+                    if "encrypt" in ops:
+                        ops["encrypt"]["ns"] = [round(x * factor) for x in ops["encrypt"]["ns"]]
+            for p in m["cycles"]:
+                for op in p["ops"]:
+                    if op["op"] == "encrypt":
+                        op["deltas"] = [round(x * factor) for x in op["deltas"]]
+        lines.append(json.dumps(rec))
+    (out / "cells.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _verdicts(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    t = compare_frames(a, b, "cell", "a", "b", metrics=list(calibration.TIMED))
+    return pd.DataFrame([{"cell": r.item, "metric": r.metric, "verdict": r.verdict} for r in t.rows])
+
+
+def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: pd.DataFrame | None) -> dict:
+    """Calibration (fit on the first half, judged on the second), coverage and compare's verdicts."""
+    pairs = [calibration.paired(a, b) for a, b in zip(frames, frames[1:])]
+    half = max(1, len(pairs) // 2)
+    doc: dict = {"pairs": len(pairs), "quantities": int(sum(len(p) for p in pairs))}
+    doc["as_stored"] = calibration.judge(pd.concat(pairs))
+    if len(pairs) >= 2:
+        fit = calibration.fit(pairs[:half], "")
+        held = pd.concat(pairs[half:])
+        doc["held_out"] = {"fitted_on_pairs": half, "run_noise": fit.run_noise,
+                           **stats.coverage(held.log_ratio, np.sqrt(held.s_within ** 2 + 2 * fit.run_noise ** 2))}
+    v = pd.concat([_verdicts(a, b) for a, b in zip(frames, frames[1:])]) if len(frames) > 1 else pd.DataFrame()
+    doc["aa_no_change"] = float((v.verdict == "no change").mean()) if len(v) else None
+    if planted is not None:
+        p = _verdicts(frames[-2], planted)
+        hit = p.cell.str.startswith(plant_cipher + "/") & p.metric.isin(PLANTED_METRICS)
+        doc["planted"] = {"cipher": plant_cipher, "factor": PLANT, "affected": int(hit.sum()),
+                          "power": float((p[hit].verdict == "slower").mean()) if hit.any() else None,
+                          "others_changed": float((p[~hit].verdict != "no change").mean())}
+    return doc
+
+
+def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str | None = "serpent",
+          store_noise: bool = True, out: Path | None = None, say=print, results_dir: Path | None = None,
+          **request) -> dict:
+    results_dir = Path(results_dir or lab.root / "results")
+    t0 = time.monotonic()
+    dirs = list(runs) if runs else measure(lab, pairs + 1, say, results_dir=results_dir, **request)
+    frames = [results.load(d, d.parent.parent) for d in dirs]
+    with tempfile.TemporaryDirectory() as tmp:
+        planted = None
+        if plant and len(dirs) >= 2:
+            planted = results.load(planted_copy(dirs[-1], plant, Path(tmp)), Path(tmp))
+        doc = {**header("aa"), "runs": [shown(d, results_dir.parent) for d in dirs],
+               "wall_seconds": round(time.monotonic() - t0, 1), "goals": GOALS,
+               **judge(frames, plant, planted)}
+    if store_noise and len(dirs) >= 2:
+        machine = dirs[0].parent.name
+        noise = calibration.fit([calibration.paired(a, b) for a, b in zip(frames, frames[1:])],
+                                system.machine().get("cpu_model", ""))
+        doc["stored_noise"] = {"file": shown(calibration.store(dirs[0].parent.parent, machine, noise),
+                                             results_dir.parent), "run_noise": noise.run_noise}
+    say(format_doc(doc))
+    store(lab.root, doc, "aa", out, say)
+    return doc
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def format_doc(doc: dict) -> str:
+    lo, hi = GOALS["beyond"]
+    s = doc["as_stored"]
+    lines = [f"bench.aa on {doc['machine'].get('cpu_model', '?')}: {doc['pairs']} A/A pairs, "
+             f"{doc['quantities']} quantity differences",
+             f"  intervals as stored: beyond {_pct(s['beyond'])} (goal {_pct(lo)}-{_pct(hi)}), sd z {s['sd_z']:.2f} "
+             f"(goal {GOALS['sd_z'][0]}-{GOALS['sd_z'][1]})"]
+    if "held_out" in doc:
+        h = doc["held_out"]
+        lines.append(f"  run-to-run noise fitted on {h['fitted_on_pairs']} pairs: {_pct(h['run_noise'])}; on the "
+                     f"other pairs: beyond {_pct(h['beyond'])}, sd z {h['sd_z']:.2f}")
+    lines.append(f"  compare, A/A: no change {_pct(doc['aa_no_change'])} (goal >= {_pct(GOALS['aa_no_change'])})")
+    if doc.get("planted"):
+        p = doc["planted"]
+        lines.append(f"  compare, {p['cipher']} encryption {100 * (p['factor'] - 1):.0f} % slower: slower in "
+                     f"{_pct(p['power'])} of {p['affected']} (goal >= {_pct(GOALS['power'])}), others changed "
+                     f"{_pct(p['others_changed'])} (goal <= {_pct(GOALS['planted_others'])})")
+    if doc.get("stored_noise"):
+        lines.append(f"  stored: {doc['stored_noise']['file']} (run-to-run noise {_pct(doc['stored_noise']['run_noise'])})")
+    return "\n".join(lines)

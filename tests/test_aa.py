@@ -1,0 +1,116 @@
+"""Intervals that hold (issue 42): the machine's run-to-run noise is learnt, stored and taken by the next run;
+compare judges two runs on their intervals; bench.aa's planted change is exactly the one planted."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lab import calibration, compare, results, stats, system
+from lab.bench import aa
+
+from .conftest import ROOT
+
+
+def test_the_fit_recovers_a_known_run_to_run_noise():
+    """Pairs whose runs each add a 0.8 % machine-speed draw to within-run sds of 0.6 %: the fitted noise is
+    near 0.8 % (a fit that ignored the within part would give 1 %), and intervals built with it hold 95 % of fresh
+    pairs (a fit at another quantile would not)."""
+    rng = np.random.default_rng(7)
+    n, sigma, s_w = 4000, 0.008, 0.006
+    d = rng.normal(0, sigma, n) - rng.normal(0, sigma, n) + rng.normal(0, s_w * math.sqrt(2), n)
+    s_within = np.full(n, s_w * math.sqrt(2))
+    fit = stats.fit_run_noise(d, s_within)
+    assert fit == pytest.approx(sigma, rel=0.06)
+    fresh = rng.normal(0, sigma, n) - rng.normal(0, sigma, n) + rng.normal(0, s_w * math.sqrt(2), n)
+    c = stats.coverage(fresh, np.sqrt(s_within ** 2 + 2 * fit ** 2))
+    assert 0.04 <= c["beyond"] <= 0.06 and 0.95 <= c["sd_z"] <= 1.05
+    assert stats.fit_run_noise([0.001, -0.001], [0.01, 0.01]) == 0.0  # the within parts hold them already
+
+
+def test_coverage_counts_differences_beyond_the_combined_half_widths():
+    z = stats.z_value(0.95)
+    c = stats.coverage([0.0, 1.0 * z, 2.5, -3.0, 0.5, 0.0], [1, 1.01, 1, 1, 1, 0])
+    assert c["quantities"] == 6 and c["beyond"] == pytest.approx(2 / 6)  # 2.5 and -3.0; 0/0 is no difference
+    assert stats.coverage([0.1], [0.0])["beyond"] == 1.0  # two zero-width intervals that differ
+
+
+@pytest.fixture(scope="module")
+def noisy_run(tmp_path_factory):
+    """A real quick run of DES (its default implementation) on a machine whose stored run-to-run noise is 0.7 %."""
+    tmp = tmp_path_factory.mktemp("aa")
+    rd = tmp / "results"
+    machine = system.machine_id()
+    calibration.store(rd, machine, calibration.Noise(0.007, 3, 300, "2026-11-28T00:00:00+00:00", "test"))
+    env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp / "locks")}
+    r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "des", "--implementations", "default",
+                        "--toolchains", "gcc-O3", "--profile", "quick", "--no-report", "--no-icount", "--no-progress",
+                        "--results-dir", str(rd), "--build-dir", str(ROOT / "build" / "test-compare")],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "run-to-run noise of" in r.stdout + r.stderr
+    (d,) = results.run_dirs(rd)
+    return d, tmp
+
+
+def test_a_run_takes_the_machines_learnt_noise_and_its_intervals_widen_by_it(noisy_run):
+    d, _ = noisy_run
+    df = results.load(d, d.parent.parent)
+    timed = df[df.estimator == "trimmed"]
+    assert len(timed) > 10 and (timed.run_noise == 0.007).all()
+    z = stats.z_value(0.95)
+    cost = timed[timed.metric == "encrypt_per_block"].iloc[0]  # a cost: its interval symmetric about it
+    hw = (cost.ci_high - cost.ci_low) / 2 / cost.estimate
+    assert hw == pytest.approx(math.hypot(cost.within, z * 0.007), rel=1e-6)
+    assert (timed.ci_low < timed.estimate).all() and (timed.estimate < timed.ci_high).all()
+
+
+def test_compare_finds_a_planted_slowdown_and_nothing_else(noisy_run):
+    """The run against a copy with DES's encryption made 5 % slower: every encryption quantity slower (z about
+    5 with 0.7 % noise on each side), everything else no change; the copy differs in nothing else."""
+    d, tmp = noisy_run
+    planted = aa.planted_copy(d, "des", tmp / "planted", factor=1.05)
+    a, b = results.load(d, d.parent.parent), results.load(planted, tmp / "planted")
+    t = compare.compare_frames(a, b, "cell", "a", "b", metrics=list(calibration.TIMED))
+    v = pd.DataFrame([{"metric": r.metric, "verdict": r.verdict, "ratio": r.speedup} for r in t.rows])
+    hit = v.metric.isin(aa.PLANTED_METRICS)
+    assert hit.sum() >= 2 and (v[hit].verdict == "slower").all()
+    assert (v[~hit].verdict == "no change").all() and (v[~hit].ratio == 1.0).all() and (~hit).sum() >= 4
+    enc = v[v.metric == "encrypt_per_block"].ratio  # a cost: speedup 1/1.05
+    assert np.allclose(enc, 1 / 1.05, rtol=2e-3)
+    recs = [json.loads(x) for x in (planted / "cells.jsonl").read_text().splitlines()]
+    orig = [json.loads(x) for x in (d / "cells.jsonl").read_text().splitlines()]
+    p0, o0 = recs[0]["measurement"]["timing"][0], orig[0]["measurement"]["timing"][0]
+    ks = next(iter(o0["key_sizes"]))
+    assert p0["key_sizes"][ks]["decrypt"] == o0["key_sizes"][ks]["decrypt"]
+    assert p0["key_sizes"][ks]["encrypt"]["ns"][0] == round(o0["key_sizes"][ks]["encrypt"]["ns"][0] * 1.05)
+    # the same run against itself, judged on intervals: no change at all
+    same = compare.compare_frames(a, a, "cell", "a", "a", metrics=list(calibration.TIMED))
+    assert same.rows and all(r.verdict == "no change" for r in same.rows)
+
+
+def test_bench_aa_judges_stored_runs_and_stores_the_fitted_noise(noisy_run, tmp_path, lab):
+    """Three stored runs (the run, a copy, a copy with 0.5 % slower everything): two pairs; the noise fitted
+    and stored for the machine; the planted pair judged."""
+    d, tmp = noisy_run
+    rd = tmp_path / "results"
+    runs = []
+    for i, f in enumerate((1.0, 1.0, 1.005)):
+        out = tmp_path / f"r{i}"
+        c = aa.planted_copy(d, "des", out, factor=f)
+        dest = rd / d.parent.name / f"{d.name}-{i}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        c.rename(dest)
+        runs.append(dest)
+    doc = aa.bench(lab, runs=runs, plant="des", out=tmp_path / "aa.json", say=lambda s: None, results_dir=rd)
+    assert doc["pairs"] == 2 and doc["planted"]["affected"] >= 2
+    assert json.loads((tmp_path / "aa.json").read_text())["pairs"] == 2
+    stored = calibration.learned(rd, d.parent.name)
+    assert stored is not None and stored.pairs == 2 and stored.run_noise >= 0
