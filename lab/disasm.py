@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import elf
+from . import elf, memo
 from .buildplan import is_native
 
 FORMAT = 1
@@ -279,24 +279,29 @@ def evidence(backend, cell, objects: list[Path], program: Path | None) -> dict:
     return ev
 
 
-def record(backend, built: list, asm_dir: Path, jobs: int = 1) -> float:
-    """Writes the evidence of every built cell (lab.pipeline.Built) into asm_dir; returns the seconds it took."""
+def record(backend, built: list, asm_dir: Path, jobs: int = 1, memo_dir: Path | None = None) -> tuple[float, bool]:
+    """Writes the evidence of every built cell (lab.pipeline.Built) into asm_dir; returns the seconds it took and
+    whether every cell's evidence was reused (lab.memo: evidence belongs to the cell's binary and objects)."""
     t0 = time.perf_counter()
     asm_dir.mkdir(parents=True, exist_ok=True)
 
-    def one(b) -> None:
+    def one(b) -> bool:
         r = b.results.get("timing") or b.results.get("kat")
         prog = r.program if r is not None and r.ok else None
-        ev = evidence(backend, b.cell, list(r.plan.objects) if r is not None else [], prog)
+        objects = list(r.plan.objects) if r is not None else []
+        k = memo.key([prog, *objects], [FORMAT, b.cell.id, b.cell.target.name])
+        ev, hit = memo.remembered(memo_dir if prog else None, "evidence", k,
+                                  lambda: evidence(backend, b.cell, objects, prog))
         try:  # gzip: a default run's evidence is ~5 MB as text, ~0.5 MB compressed; best effort on a full disk
             with gzip.open(asm_dir / f"{safe_name(b.cell.id)}.json.gz", "wt") as f:
                 json.dump(ev, f)
         except OSError:
             (asm_dir / f"{safe_name(b.cell.id)}.json.gz").unlink(missing_ok=True)
+        return hit
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        list(pool.map(one, built))
-    return round(time.perf_counter() - t0, 3)
+        hits = list(pool.map(one, built))
+    return round(time.perf_counter() - t0, 3), bool(hits) and all(hits)
 
 
 def load(run_dir: Path) -> dict[str, dict]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from .status import Status
-from . import ct, disasm, icount, protocol, system
+from . import ct, disasm, icount, memo, protocol, system
 from .backends import Backend
 from .build import Builder, BuildResult
 from .buildplan import is_native
@@ -70,6 +70,7 @@ class Final:
     stages: dict[str, float] = field(default_factory=dict)
     cell: Cell | None = None
     ct: CtVerdict | None = None
+    reused: list[str] = field(default_factory=list)  # stages answered from what an earlier walk stored
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Prepared:
     icount_note: str | None = None
     stages: dict[str, float] = field(default_factory=dict)
     ct: CtVerdict | None = None
+    reused: list[str] = field(default_factory=list)
 
     @property
     def cell(self) -> Cell:
@@ -89,7 +91,7 @@ class Prepared:
 
     def final(self, status: str, reason: str | None, samples: CellSamples | None = None, **stages) -> Final:
         return Final(status, reason, self.built, self.verdict, samples, self.icount, self.icount_note,
-                     {**self.stages, **stages}, self.cell, self.ct)
+                     {**self.stages, **stages}, self.cell, self.ct, list(self.reused))
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class Stages:
     ct_dir: Path | None = None  # the trace plugin's output files
     dudect_measurements: int = DUDECT_MEASUREMENTS
     run_noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's
+    memo_dir: Path | None = None  # counts, verdicts and evidence remembered per binary (lab/memo.py)
 
 
 QUICK_LONG_EVERY = 32  # a quick gate checks every 32nd long record (iterated over 100 times: kat --long-every)
@@ -172,7 +175,8 @@ class CellPipeline:
             if cached and v.ok:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 cached.write_text(json.dumps(dataclasses.asdict(v)))
-        p = Prepared(b, v, stages={"build": build_seconds, "kat": 0.0 if hit else round(time.perf_counter() - t0, 3)})
+        p = Prepared(b, v, stages={"build": build_seconds, "kat": 0.0 if hit else round(time.perf_counter() - t0, 3)},
+                     reused=["kat"] if hit else [])
         return p if v.ok else p.final(v.status, v.reason)
 
     def _verdict_key(self, b: Built) -> str:
@@ -194,9 +198,15 @@ class CellPipeline:
             return p
         t0 = time.perf_counter()
         try:
-            p.icount, p.icount_note, fail = self._count(cell, r)
+            k = memo.key([r.program, self.backend.plugin_path(cell.target)] if r.ok else [],
+                         [cycles_args(cell, icount=True), cell.target.name, self.backend.image_id(cell.target)])
+            (p.icount, p.icount_note, fail), hit = memo.remembered(
+                self.stages.memo_dir if r.ok else None, "icount", k, lambda: list(self._count(cell, r)),
+                keep=lambda v: v[0] is not None)
         finally:
             p.stages["icount"] = round(time.perf_counter() - t0, 3)
+        if hit:
+            p.reused.append("icount")
         return p.final(*fail) if fail else p
 
     def _count(self, cell: Cell, r: BuildResult) -> tuple[dict | None, str | None, tuple[str, str] | None]:
@@ -231,9 +241,17 @@ class CellPipeline:
         if not r.ok:
             p.ct = CtVerdict(verdict="unavailable", reason=f"the ct program did not build: {r.failure}")
         else:
-            p.ct = ct.check(self.backend, cell.target, r.program, timeout=cell.profile.timeout_seconds,
-                            work_dir=self.stages.ct_dir or self.builder.build_dir / "ct", impl=cell.impl.id,
-                            key_sizes=tuple(cell.key_sizes), env=dict(cell.impl.env))
+            k = memo.key([r.program, self.backend.plugin_path(cell.target)],
+                         [cell.target.name, self.backend.image_id(cell.target), cell.impl.id, list(cell.key_sizes),
+                          sorted(dict(cell.impl.env).items())])
+            v, hit = memo.remembered(self.stages.memo_dir, "ct", k, lambda: ct.check(
+                self.backend, cell.target, r.program, timeout=cell.profile.timeout_seconds,
+                work_dir=self.stages.ct_dir or self.builder.build_dir / "ct", impl=cell.impl.id,
+                key_sizes=tuple(cell.key_sizes), env=dict(cell.impl.env)).model_dump(mode="json"),
+                keep=lambda v: v["verdict"] != "unavailable")
+            p.ct = CtVerdict.model_validate(v)
+            if hit:
+                p.reused.append("ct")
         p.stages["ct"] = round(time.perf_counter() - t0, 3)
         return p
 
@@ -257,10 +275,12 @@ class CellPipeline:
         if isinstance(built, Final):
             return built
         gated = self.gate(built, seconds)
-        if self.stages.asm_dir is not None:
-            disasm.record(self.backend, [built], self.stages.asm_dir)
+        evidence_reused = self.stages.asm_dir is not None and disasm.record(
+            self.backend, [built], self.stages.asm_dir, memo_dir=self.stages.memo_dir)[1]
         if isinstance(gated, Final):
             return gated
+        if evidence_reused:
+            gated.reused.append("asm")
         counted = self.count(gated)
         return counted if isinstance(counted, Final) else self.check_ct(counted)
 

@@ -185,6 +185,7 @@ class CellRecord(Model):
     reason: str | None
     seconds: float
     stages: dict[str, float]
+    reused: list[str] = []  # stages answered from what an earlier walk of the same binary stored (lab.memo)
     impl: dict[str, Any]
     image_id: str | None = None
     build: BuildInfo | None = None

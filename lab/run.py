@@ -117,7 +117,7 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
         "key_sizes": list(cell.key_sizes), "toolchain": cell.toolchain.name, "target": cell.target.name,
         "emulated": cell.target.emulated, "machine": machine, "status": f.status, "reason": f.reason,
         "seconds": round(sum(f.stages.values()), 3), "stages": f.stages, "impl": impl.facts(),
-        "icount_note": f.icount_note,
+        "icount_note": f.icount_note, "reused": f.reused,
     }
     if b is not None and "kat" in b.results:
         r = b.results["timing"] if b.results["timing"].ok else b.results["kat"]
@@ -317,7 +317,7 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
             stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
                             counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
                             wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct",
-                            run_noise=_learned_noise(results_dir, machine, say))
+                            run_noise=_learned_noise(results_dir, machine, say), memo_dir=gbuild / "memo")
             groups.append(MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note),
                                      writer, cells_h, [c for c in cells_h if c.id not in recorded], cpu, ui,
                                      m.backend, m.engine))
