@@ -119,11 +119,16 @@ def _key_sizes(impl: Impl, wanted) -> tuple[int, ...]:
 
 
 def implementations(lab: Lab, cipher: str, selection, source: str) -> list[Impl]:
-    """The implementations of cipher a selection picks: default, ours, peers (the default and every peer
-    library's), all, or a list of cipher/implementation (the matrix's axis; `lab verify --impl` too)."""
+    """The implementations of cipher a selection picks: default, classes (the default, every SIMD and hardware
+    implementation of ours, and every peer library's: each class beside the peers, the main job's), ours, peers
+    (the default and every peer library's), all, or a list of cipher/implementation (the matrix's axis; `lab
+    verify --impl` too)."""
     c = lab.cipher(cipher)
     if selection == "default":
         return [c.impls[c.default_impl]]
+    if selection == "classes":
+        return [c.impls[c.default_impl], *(i for i in c.ours() if i.impl_class in ("simd", "hardware")),
+                *c.peers()]
     if selection == "ours":
         return c.ours()
     if selection == "peers":

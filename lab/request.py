@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import UsageError
 
-SELECTIONS = ("default", "ours", "peers", "all")  # the words of --implementations
+SELECTIONS = ("default", "classes", "ours", "peers", "all")  # the words of --implementations
 
 
 def opt(help: str, kind: str = "str", default: Any = None, **kw) -> Any:

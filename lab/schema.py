@@ -423,9 +423,10 @@ class MatrixFile(Strict):
     """What a run covers: matrix.yaml."""
 
     ciphers: list[str] | Literal["all"] = Field(description="Cipher folder names, or 'all'.")
-    implementations: Literal["default", "all", "ours", "peers"] | list[str] = Field(
-        "default", description="'default', 'ours' (all of ours), 'peers' (our defaults and every peer), 'all', "
-                               "or a list of cipher/implementation names.")
+    implementations: Literal["default", "classes", "all", "ours", "peers"] | list[str] = Field(
+        "default", description="'default', 'classes' (the default, every SIMD and hardware implementation of ours "
+                               "and every peer), 'ours' (all of ours), 'peers' (our defaults and every peer), "
+                               "'all', or a list of cipher/implementation names.")
     toolchains: list[str] = Field(min_length=1, description="Toolchain profile names or globs (fnmatch, e.g. "
                                                         "'clang-1*-O3'); each glob must match a profile.")
     targets: list[str] = Field(["host"], min_length=1)
