@@ -141,6 +141,14 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
                     "the estimators)", "csv"),
                 DEBUG), invoke="bench.repeatability"),
+    Command("bench-mainjob", "the main job cold (empty build folder) and warm (unchanged, again): each stage's "
+            "job time, reuse, the report's size and render time, the share of quantities that met their precision",
+            "bench_mainjob", (
+                Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
+                Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
+                Opt("profile", "measurement profile (default: the matrix's)"),
+                Opt("out", "JSON file to write (default bench/results/mainjob-DATE.json)"),
+                DEBUG), invoke="bench.mainjob"),
     Command("bench-aa", "A/A pairs of quick runs: do the 95 % intervals cover the next run; calibrate the "
             "machine's run-to-run noise; compare's false changes and power on a planted 3 % slowdown",
             "bench_aa", (

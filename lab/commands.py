@@ -279,6 +279,13 @@ def images_host_plugin(engine=None) -> int:
     return 0
 
 
+def bench_mainjob(ciphers=None, toolchains=None, profile=None, out=None) -> int:
+    from .bench import mainjob
+
+    mainjob.bench(_lab(), Path(out) if out else None, ciphers=ciphers, toolchains=toolchains, profile=profile)
+    return 0
+
+
 def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpent", store=True, runs=None,
              out=None) -> int:
     from . import results
