@@ -141,27 +141,9 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
                     "the estimators)", "csv"),
                 DEBUG), invoke="bench.repeatability"),
-    Command("java-run", "build, gate and measure Java implementations and Java peers (JMH) under JVM profiles; "
-            "write a run under results/ (language java)", "java_run", (
-                Opt("ciphers", "comma list of ciphers (default: every cipher with Java code)", "csv"),
-                Opt("implementations", "all (default), ours, peers, default, or a comma list of cipher/name"),
-                Opt("jvm_profiles", "comma list of java_src/jvm-profiles (default: all)", "csv"),
-                Opt("profile", "measurement profile: estimator, confidence, precision (default quick)"),
-                Opt("key_bits", "comma list of key sizes (default: every key size of the cipher)", "csv"),
-                Opt("forks", "JMH forks (JVM processes) per batch (default 2)", "int"),
-                Opt("min_processes", "JVM processes before the precision is judged (default 3)", "int"),
-                Opt("max_processes", "JVM processes per cell at most (default 6)", "int"),
-                Opt("budget_seconds", "measuring time per cell at most (default 180)", "float"),
-                Opt("warmup", "JMH warm-up iterations per fork, for the JIT (default 3)", "int"),
-                Opt("iterations", "JMH measured iterations per fork (default 5)", "int"),
-                Opt("iteration_ms", "length of one JMH iteration in ms (default 200)", "int"),
-                Opt("sterbenz_lipp", "also Sterbenz & Lipp's method (default; --no-sterbenz-lipp to skip)",
-                    "switch", default=True),
-                Opt("sl_repeats", "samples of Sterbenz & Lipp's method (default 128, theirs)", "int"),
-                Opt("results_dir", "where results go (default results/ in the checkout)"),
-                Opt("build_dir", "where builds go (default build/ in the checkout)"),
-                Opt("tag", "a word added to the run id (default java)"),
-                DEBUG), invoke="java.run"),
+    Command("java-run", "matrix.run's preset for Java cells: every Java implementation and Java peer (ciphers with Java "
+            "code) under openjdk17-c2 unless --toolchains names other JVM (or C) profiles", "java_run", RUN_OPTS,
+            invoke="java.run"),
     Command("bench-peers", "our implementations against the peer libraries, measured inside the harness",
             "bench_peers", (
                 Opt("ciphers", "comma list (default: every cipher a peer library has)", "csv"),
