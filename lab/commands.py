@@ -14,7 +14,6 @@ from pathlib import Path
 from .config import Lab
 from .errors import EXIT_FAILED, UsageError
 from .stats import NOISE_THRESHOLD
-from .status import Status
 
 
 def _lab() -> Lab:

@@ -366,8 +366,16 @@ def _toolchain_meta(t, targets: list, backend: Backend) -> dict:
         version = backend.compiler_version(t.cc, where)
         if version:
             return {**t.facts(), "version": version, "package": t.package if t.family == "jvm"
-                    else package_build(backend, compiler(t, where), where)}
+                    else _package(backend, compiler(t, where), where)}
     return {**t.facts(), "version": "", "package": ""}
+
+
+def _package(backend: Backend, exe: str, target) -> str:
+    """package_build once per compiler and target (a flag search's candidates share their compiler)."""
+    cache = backend.__dict__.setdefault("_packages", {})
+    if (exe, target.name) not in cache:
+        cache[exe, target.name] = package_build(backend, exe, target)
+    return cache[exe, target.name]
 
 
 def _toolchain_targets(cells: list[Cell]) -> list[tuple]:
