@@ -291,15 +291,7 @@ def image_classpath(b: JavaBuild, backend) -> str:
     if not backend._visible(b.classes):
         raise JavaUnavailable(f"the Java build {b.classes} is outside the build folder {backend.build_dir} the "
                               "container mounts: build into it (the default build/)")
-    folder = b.classes.parent.parent / "jars"
-    folder.mkdir(parents=True, exist_ok=True)
-    copies = []
-    for j in b.jars:
-        dest = folder / j.name
-        if not dest.is_file() or dest.stat().st_size != j.stat().st_size:
-            shutil.copyfile(j, dest)
-        copies.append(dest)
-    return os.pathsep.join([str(b.classes), *map(str, copies)])
+    return shared_classpath(b)
 
 
 def jvm_command(profile: JvmProfile, args: list[str], timeout: float, cpu: int | None = None) -> Completed:
