@@ -14,7 +14,6 @@ from pathlib import Path
 from .config import Lab
 from .errors import EXIT_FAILED, UsageError
 from .stats import NOISE_THRESHOLD
-from .status import Status
 
 
 def _lab() -> Lab:
@@ -313,33 +312,14 @@ def bench_repeatability(ciphers=None, toolchains=None, implementations=None, tar
     return 0 if doc else 1
 
 
-def java_run(ciphers=None, implementations=None, jvm_profiles=None, profile=None, key_bits=None, forks=None,
-             min_processes=None, max_processes=None, budget_seconds=None, warmup=None, iterations=None,
-             iteration_ms=None, sterbenz_lipp=True, sl_repeats=None, results_dir=None, build_dir=None,
-             tag=None) -> int:
-    from .javarun import JavaSettings, run_java_cells
+def java_run(**options) -> int:
+    """matrix.run with the Java cells' defaults: JVM profile openjdk17-c2, every implementation (ours and the Java
+    peers), the ciphers with Java code, run id tag java; any option given wins."""
+    from . import java
 
-    lab = _lab()
-    impls = implementations
-    if impls and impls not in ("default", "ours", "peers", "all"):
-        impls = [x.strip() for x in impls.split(",") if x.strip()]
-    try:
-        keys = tuple(int(k) for k in key_bits) if key_bits else None
-    except ValueError:
-        raise UsageError(f"option --key-bits: '{','.join(key_bits)}' is not a list of numbers") from None
-    given = {"forks": forks, "min_processes": min_processes, "max_processes": max_processes,
-             "budget_seconds": budget_seconds, "warmup": warmup, "iterations": iterations,
-             "iteration_ms": iteration_ms, "sl_repeats": sl_repeats}
-    for k, v in given.items():
-        if v is not None and v < (0 if k == "warmup" else 1):
-            raise UsageError(f"option --{k.replace('_', '-')}: needs a positive number")
-    settings = JavaSettings(key_bits=keys, sterbenz_lipp=sterbenz_lipp,
-                            **{k: v for k, v in given.items() if v is not None})
-    out = run_java_cells(lab, ciphers=ciphers, implementations=impls, jvm_profiles=jvm_profiles,
-                         profile=profile or "quick", settings=settings, results_dir=_dir(lab, results_dir, "results"),
-                         build_dir=_dir(lab, build_dir, "build"), tag=tag or "java")
-    print(f"results: {out.run_dir} " + " ".join(f"{k}={v}" for k, v in sorted(out.counts.items())))
-    return 0 if set(out.counts) <= {Status.OK} else EXIT_FAILED
+    defaults = {"toolchains": ["openjdk17-c2"], "implementations": "all", "tag": "java",
+                "ciphers": sorted(java.impls_of(_lab())), "targets": ["host"]}
+    return run(**{**options, **{k: v for k, v in defaults.items() if not options.get(k)}})
 
 
 def bench_peers(ciphers=None, toolchains=None, profile=None, out=None) -> int:

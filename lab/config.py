@@ -26,7 +26,7 @@ from typing import Any, Callable, TypeVar
 import yaml
 
 from .errors import ConfigError, ConfigErrors, UsageError, unknown_name
-from .schema import (CipherFile, CompilerVersion, HostFile, JavaPeerFile, JvmProfileFile, MatrixFile, PeerFile, Profile,
+from .schema import (CipherFile, CompilerVersion, HostFile, JavaPeerFile, MatrixFile, PeerFile, Profile,
                      Target, ToolchainFile, VersionsFile, export_schemas, validate)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,8 +240,6 @@ class Lab:
         java_src = self.root / "java_src"
         self.java_peer_files: dict[str, JavaPeerFile] = each(
             (java_src / "peers").glob("*.yaml"), lambda p: validate(JavaPeerFile, read_yaml(p), p))
-        self.jvm_profile_files: dict[str, JvmProfileFile] = each(
-            (java_src / "jvm-profiles").glob("*.yaml"), lambda p: validate(JvmProfileFile, read_yaml(p), p))
         for name, host in self.hosts.items():
             if host.target not in self.targets:
                 errors.append(ConfigError(self.hosts_dir / f"{name}.yaml", "target",

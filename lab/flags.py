@@ -48,7 +48,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .status import Status
-from . import __version__, config, plan, stats, system
+from . import config, plan, stats, system
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
@@ -531,27 +531,19 @@ def write_winner_profiles(lab: Lab, base: Toolchain, found: list[CellSearch], pe
 def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, space_path, base: Toolchain,
            found: list[CellSearch], cpu) -> Path:
     """The search as a run: every measured candidate a cell (its toolchain is the candidate)."""
-    from .results import RunWriter
-    from .run import make_record
+    from .run import make_record, start_run
 
     measured = [(c, e) for c in found for e in c.entries if e.samples is not None and e.samples.timing]
-    meta = {"machine_id": system.machine_id(), "machine": backend.machine_facts(),
-            "git": system.git_revision(lab.root), "profile": lab.profile("quick").model_dump(),
-            "matrix": {}, "backend": backend.describe(),
-            "toolchains": {e.candidate.toolchain.name: {**e.candidate.toolchain.facts(),
-                                                       "version": backend.compiler_version(base.cc, c.target)}
-                           for c, e in measured},
-            "targets": {c.target.name: {**c.target.model_dump(), "emulated": c.target.emulated} for c in found},
-            "cells_planned": [e.samples.cell.id for _, e in measured], "fingerprint": {},
-            "lab_version": __version__,
-            "options": {"flag_search": {"space": shown(lab, space_path), "base": base.name,
-                                        "dimensions": space.dimensions}, "cpu": cpu}}
-    w = RunWriter.create(results_dir, meta, tag="flags", run_id=run_id)
+    machine = system.machine_id()
+    w = start_run(lab, results_dir, backend, [e.samples.cell for _, e in measured], machine=machine, matrix={},
+                  fingerprint={}, options={"flag_search": {"space": shown(lab, space_path), "base": base.name,
+                                                           "dimensions": space.dimensions}, "cpu": cpu},
+                  tag="flags", run_id=run_id)
     for c, e in measured:
         cs = e.samples
         cs.stopped = "precision" if e.status in ("winner", "tied") else "budget"
         f = Final(Status.OK, None, None, None, cs, stages={"measure": round(cs.seconds, 3)})
-        w.add_cell(make_record(cs.cell, f, meta["machine_id"], backend, cpu))
+        w.add_cell(make_record(cs.cell, f, machine, backend, cpu))
     w.close("finished", status_counts={Status.OK: len(measured)})
     return w.dir
 

@@ -44,11 +44,20 @@ def cycles_args(cell: Cell, *, icount: bool = False) -> list[str]:
     (counts are exact: repeating them only costs emulation time)."""
     s = cell.sampling
     args = ["--impl", cell.impl.id, "--key-bits", ",".join(map(str, cell.cycle_key_sizes)),
-            "--sizes", ",".join(map(str, cell.profile.cycles.sizes))]
+            "--sizes", ",".join(map(str, cell.cycle_sizes))]
     if icount:
         return args + ["--samples", "1", "--warmup", "0", "--calls", "1"]
     return args + ["--samples", str(s.samples), "--warmup", str(s.warmup), "--sample-us", str(s.sample_us),
                    "--long-samples", str(s.long_samples)]
+
+
+def java_args(cell: Cell) -> list[str]:
+    """Options of a Java cell's measuring program (java_src/harness/cipherlab/Measure.java): the timing
+    program's and the cycles program's in one JVM, and the JIT's warm-up."""
+    s = cell.sampling
+    return [*timing_args(cell), "--sizes", ",".join(map(str, cell.cycle_sizes)),
+            "--cycle-key-bits", ",".join(map(str, cell.cycle_key_sizes)), "--long-samples", str(s.long_samples),
+            "--jit-warmup-ms", str(cell.profile.jvm.jit_warmup_ms)]
 
 
 # ----------------------------------------------------------- reading output
@@ -74,7 +83,7 @@ def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
     records = _records(c, "cycles")
     counter = next(iter(protocol.of(records, protocol.CounterRecord)), None)
     ops = [r.op_record() for r in protocol.of(records, protocol.CyclesRecord)]
-    want = 4 + 2 * len(cell.profile.cycles.sizes)
+    want = 4 + 2 * len(cell.cycle_sizes)
     if len(ops) != want * len(cell.cycle_key_sizes) or any(not o["deltas"] for o in ops):
         raise OutputError(f"cycles: {len(ops)} operation records where {want * len(cell.cycle_key_sizes)} were due"
                           + (f" ({c.stdout.strip()[:120]!r})" if not ops and c.stdout.strip() else ""))
@@ -176,7 +185,7 @@ class CellSamples:
     def measurement(self, cpu: int | None) -> dict:
         s = self.cell.sampling
         first = next((o for p in self.cycles for o in p["ops"]), None)
-        return {"timer": "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
+        return {"timer": "java-nanotime" if self.cell.jvm else "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
                 "counter": first["counter"] if first else None, "unit": first["unit"] if first else None,
                 "timing": self.timing, "cycles": self.cycles, "estimator": s.estimator, "confidence": s.confidence,
                 "precision_target": s.precision, "run_noise": self.run_noise, "stopped": self.stopped or "budget",
@@ -206,9 +215,11 @@ class Measurer:
         return c
 
     def one_process(self, cs: CellSamples) -> None:
-        """One timing process and one cycles process of the cell; a failure ends the cell."""
+        """One timing process and one cycles process of the cell (a Java cell: one JVM printing both); a failure
+        ends the cell."""
         cell = cs.cell
-        c = self._run(cs, cs.timing_program, timing_args(cell))
+        both = cs.cell.jvm
+        c = self._run(cs, cs.timing_program, java_args(cell) if both else timing_args(cell))
         if c.returncode != 0:
             cs.failure = (failure_status(c), f"timing: {c.describe_failure()}")
             return
@@ -222,7 +233,7 @@ class Measurer:
         if not cs.counts_cycles:
             cs.timing.append(tp)
             return
-        d = self._run(cs, cs.cycles_program, cycles_args(cell))
+        d = c if both else self._run(cs, cs.cycles_program, cycles_args(cell))
         if d.returncode != 0:
             cs.failure = (failure_status(d), f"cycles: {d.describe_failure()}")
             return

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from .status import Status
-from . import ct, disasm, icount, memo, protocol, system
+from . import ct, disasm, icount, java, memo, protocol, system
 from .backends import Backend
 from .build import Builder, BuildResult
 from .buildplan import is_native
@@ -51,6 +52,7 @@ class Built:
 
     cell: Cell
     results: dict[str, BuildResult]
+    java: dict | None = None  # a Java cell's JVM (lab.results.JavaInfo): version, flags, JIT state, its stages' data
 
     def program(self, name: str) -> Path:
         return self.results[name].program
@@ -129,6 +131,9 @@ class CellPipeline:
 
     def __init__(self, backend: Backend, builder: Builder, stages: Stages = Stages(), say: Callable = print):
         self.backend, self.builder, self.stages, self.say = backend, builder, stages, say
+        self.java = java.JavaBuilder(builder.build_dir)
+        self._jvms: dict[tuple, dict] = {}
+        self._jvm_lock = threading.Lock()
 
     # ------------------------------------------------------------ build
     def wants_ct(self, cell: Cell) -> bool:
@@ -139,6 +144,8 @@ class CellPipeline:
         return [*self.stages.programs, *(p for p in extra if p not in self.stages.programs)]
 
     def build(self, cell: Cell) -> Built | Final:
+        if is_jvm(cell):
+            return self._build_java(cell)
         programs = self.programs(cell)
         plans = [(self.builder.plan(cell.impl, cell.toolchain, cell.target, p), cell.target) for p in programs]
         results, seconds = _timed(self.builder.build, plans)
@@ -156,6 +163,32 @@ class CellPipeline:
         if failed:
             return Final(Status.BUILD_FAILED, failed.failure, b, stages=stages, cell=cell)
         return b
+
+    def _build_java(self, cell: Cell) -> Built | Final:
+        """The Java build kind (lab.java.JavaBuilder): javac once per tree, the cell's launchers, its JVM's facts."""
+        tc = cell.toolchain
+        try:
+            results = self.java.build(cell.impl, tc.cc, tc.flags)
+        except java.JavaUnavailable as e:
+            return Final(Status.UNAVAILABLE, str(e), cell=cell)
+        except java.JavaBuildFailed as e:
+            return Final(Status.BUILD_FAILED, str(e), cell=cell)
+        jvm = self._jvm(cell)
+        if not jvm["java_version"] or "rror" in jvm["java_version"]:
+            return Final(Status.UNAVAILABLE, f"JVM {tc.cc} does not start on {cell.target.name}: install "
+                         f"{tc.package}" + (f" (its image: invoke images.build --targets {cell.target.name})"
+                                            if cell.target.image else ""), cell=cell)
+        return Built(cell, results, {**jvm, "jvm_profile": tc.name,
+                                     "harness": {"program": java.MAINS["timing"], "gated_under": f"{tc.cc} (no flags)",
+                                                 "jit_warmup_ms": cell.profile.jvm.jit_warmup_ms}})
+
+    def _jvm(self, cell: Cell) -> dict:
+        key = (cell.toolchain.name, cell.target.name)
+        with self._jvm_lock:
+            if key not in self._jvms:
+                self._jvms[key] = java.jvm_state(cell.toolchain.cc, cell.toolchain.flags, lambda argv: self.backend.exec(
+                    argv, target=cell.target, timeout=120))
+            return self._jvms[key]
 
     # ------------------------------------------------------------- gate
     def gate(self, b: Built, build_seconds: float = 0.0) -> Prepared | Final:
@@ -267,6 +300,28 @@ class CellPipeline:
         p.ct = p.ct.model_copy(update={"dudect": d})
         p.stages["dudect"] = round(time.perf_counter() - t0, 3)
 
+    def sterbenz_lipp(self, p: Prepared) -> tuple[str, str] | None:
+        """Sterbenz & Lipp's own method in one more JVM of a Java cell, when the profile asks for it (the caller
+        holds the timing lock); its samples join the cell's JVM facts.  A failure fails the cell."""
+        sl = p.cell.profile.jvm.sterbenz_lipp
+        if p.built.java is None or sl is None:
+            return None
+        t0 = time.perf_counter()
+        c = self.backend.run_program(p.built.program("sterbenz_lipp"), [
+            "--impl", p.cell.impl.id, "--key-bits", ",".join(map(str, p.cell.key_sizes)), "--repeats",
+            str(sl.repeats), "--buffers", str(sl.buffers), "--setups", str(sl.setups)], target=p.cell.target,
+            timeout=p.cell.profile.timeout_seconds)
+        p.stages["sterbenz_lipp"] = round(time.perf_counter() - t0, 3)
+        try:
+            recs = protocol.read(c, "SterbenzLipp") if c.ok else []
+        except protocol.ProtocolError as e:
+            return Status.MEASURE_FAILED, str(e)
+        if not protocol.of(recs, protocol.SinkRecord):
+            tail = " | ".join((c.stdout + c.stderr).strip().splitlines()[-2:])
+            return Status.MEASURE_FAILED, f"Sterbenz & Lipp's method: {c.describe_failure()}: {tail[:300]}"
+        p.built.java["sterbenz_lipp"] = [r.sample() for r in protocol.of(recs, protocol.SterbenzLippRecord)]
+        return None
+
     # ---------------------------------------------------------- prepare
     def prepare(self, cell: Cell) -> Prepared | Final:
         """build -> gate -> evidence -> counts -> constant-time trace."""
@@ -275,7 +330,7 @@ class CellPipeline:
         if isinstance(built, Final):
             return built
         gated = self.gate(built, seconds)
-        evidence_reused = self.stages.asm_dir is not None and disasm.record(
+        evidence_reused = self.stages.asm_dir is not None and built.java is None and disasm.record(
             self.backend, [built], self.stages.asm_dir, memo_dir=self.stages.memo_dir)[1]
         if isinstance(gated, Final):
             return gated
@@ -303,6 +358,7 @@ class CellPipeline:
             p = by_id[cs.cell.id]
             if status == Status.OK:
                 self.dudect(p)
+                status, reason = self.sterbenz_lipp(p) or (status, reason)
             f = p.final(status, reason, cs, measure=round(cs.seconds, 3))
             f.cell = cs.cell  # with the key sizes the build supports (as measured)
             on_final(f)
@@ -336,6 +392,11 @@ class Agreement:
         vote([(cipher, False, p.verdict) for p in gated])
         return [p.final(p.verdict.status, p.verdict.reason) if isinstance(p, Prepared) and not p.verdict.ok else p
                 for p in batch]
+
+
+def is_jvm(cell: Cell) -> bool:
+    """A Java cell: its toolchain is a JVM profile (family jvm)."""
+    return cell.toolchain.family == "jvm"
 
 
 def _supported(cell: Cell, v: Verdict) -> Cell:

@@ -35,8 +35,18 @@ class Cell:
         return f"{self.impl.id}@{self.toolchain.name}@{self.target.name}" + (f"@{self.machine}" if self.machine else "")
 
     @property
+    def jvm(self) -> bool:
+        """A Java cell: its toolchain is a JVM profile."""
+        return self.toolchain.family == "jvm"
+
+    @property
     def sampling(self) -> Sampling:
-        return self.profile.sampling_for(self.impl.cipher)
+        return self.profile.sampling_for(self.impl.cipher, jvm=self.jvm)
+
+    @property
+    def cycle_sizes(self) -> tuple[int, ...]:
+        """n of Encrypt-n / Decrypt-n (a Java cell's are the profile's jvm.cycle_sizes)."""
+        return tuple(self.profile.jvm.cycle_sizes if self.jvm else self.profile.cycles.sizes)
 
     @property
     def cycle_key_sizes(self) -> tuple[int, ...]:
@@ -59,6 +69,10 @@ class Cell:
 def unavailable_reason(cell: Cell) -> str | None:
     """Why a cell cannot be built or run at all, from the data of its implementation, toolchain and target."""
     impl, tc, tg = cell.impl, cell.toolchain, cell.target
+    if (impl.language == "java") != (tc.family == "jvm"):
+        return f"a {impl.language} implementation cannot run under {tc.family} profile {tc.name}"
+    if tc.family == "jvm":
+        return _jvm_unavailable(cell)
     if not impl.runs_on(tg.arch):
         return f"implementation runs on {', '.join(impl.arch)}, not {tg.arch}"
     if tc.targets is not None and tg.name not in tc.targets:
@@ -75,6 +89,21 @@ def unavailable_reason(cell: Cell) -> str | None:
         return f"{tc.family} {used[0]} on {tg.name}: {bad[used[0]]}"
     if impl.peer and tg.runner != "native":
         return f"peer library {impl.peer.display} is the build machine's; {tg.name} is emulated"
+    return None
+
+
+def _jvm_unavailable(cell: Cell) -> str | None:
+    """Why a Java cell cannot exist: a JVM runs where its profile says (the host, or a target's image), on a
+    native target, on this machine (the classes are not shipped to SSH hosts)."""
+    tc, tg = cell.toolchain, cell.target
+    if cell.machine:
+        return f"Java cells run on the lab's machine only, not on SSH host {cell.machine}"
+    if tc.targets is not None and tg.name not in tc.targets:
+        where = tc.targets[0]
+        return (f"JVM profile {tc.name} ({tc.package}) runs on target {where} only"
+                + (" (the JVM is in its image: --targets " + where + " --backend mixed)" if where != "host" else ""))
+    if tg.runner != "native":
+        return f"target {tg.name} is emulated: the JVM profiles run natively"
     return None
 
 
@@ -118,11 +147,15 @@ def _key_sizes(impl: Impl, wanted) -> tuple[int, ...]:
     return both or own  # a cipher with none of the wanted sizes (DES) keeps its own
 
 
-def implementations(lab: Lab, cipher: str, selection, source: str) -> list[Impl]:
+def implementations(lab: Lab, cipher: str, selection, source: str, jvm: bool = False) -> list[Impl]:
     """The implementations of cipher a selection picks: default, classes (the default, every SIMD and hardware
     implementation of ours, and every peer library's: each class beside the peers, the main job's), ours, peers
     (the default and every peer library's), all, or a list of cipher/implementation (the matrix's axis; `lab
-    verify --impl` too)."""
+    verify --impl` too).  `jvm`: its Java implementations (lab.java.select), for the cells of a JVM profile."""
+    if jvm:
+        from . import java
+
+        return java.select(java.impls_of(lab).get(cipher, []), selection) if cipher in java.impls_of(lab) else []
     c = lab.cipher(cipher)
     if selection == "default":
         return [c.impls[c.default_impl]]
@@ -142,11 +175,19 @@ def implementations(lab: Lab, cipher: str, selection, source: str) -> list[Impl]
             raise ConfigError(source, "implementations", f"'{name}': {unknown_name('cipher', cname, lab.ciphers)}",
                               "write cipher/implementation")
         if cname == cipher:
+            if iname not in c.impls and _is_java(lab, cname, iname):
+                continue  # a Java implementation: the JVM profiles' cells
             if iname not in c.impls:
                 raise ConfigError(source, "implementations", f"'{name}' is not an implementation.",
                                   unknown_name("implementation", iname, c.impls).args[0].split(": ", 1)[1])
             picked.append(c.impls[iname])
     return picked or [c.impls[c.default_impl]]
+
+
+def _is_java(lab: Lab, cipher: str, name: str) -> bool:
+    from . import java
+
+    return any(i.name == name for i in java.impls_of(lab).get(cipher, []))
 
 
 def expand(lab: Lab, m: MatrixFile, source: str = "matrix.yaml") -> list[Cell]:
@@ -162,8 +203,8 @@ def expand(lab: Lab, m: MatrixFile, source: str = "matrix.yaml") -> list[Cell]:
         cells[c.id] = c
 
     for cname in cipher_names:
-        for impl in implementations(lab, cname, m.implementations, source):
-            for tc in m.toolchains:
+        for tc in m.toolchains:
+            for impl in implementations(lab, cname, m.implementations, source, lab.toolchain(tc).family == "jvm"):
                 for tg in m.targets:
                     if not any(rule_matches(r, cname, impl.name, tc, tg) for r in m.exclude):
                         add(impl, tc, tg)

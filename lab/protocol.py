@@ -177,7 +177,7 @@ class SterbenzLippRecord(_Record):
     ns: list[int] = Field(min_length=1)
 
     def sample(self) -> dict:
-        """The stored form (lab.javarun: per key size and operation)."""
+        """The stored form (lab.results.SterbenzLippOp: per key size and operation)."""
         return {"key_size": self.key_bits, "op": self.op, "per_sample": self.per_sample, "ns": list(self.ns)}
 
 

@@ -152,7 +152,7 @@ class SterbenzLippOp(Model):
 
 class JavaInfo(Model):
     """A Java cell's JVM (language java): the profile, its flags, the `java -version` build, the JIT state the
-    JVM reported (its final flags), the JMH settings and Sterbenz & Lipp's method's samples."""
+    JVM reported (its final flags), the measuring program's settings and Sterbenz & Lipp's method's samples."""
 
     jvm_profile: str
     java: str
@@ -160,7 +160,8 @@ class JavaInfo(Model):
     flags: list[str]
     jit: str  # interpreter, C1, C2 (tiered)
     jit_flags: dict[str, str]
-    jmh: dict[str, Any]
+    harness: dict[str, Any] = {}  # the measuring program (cipherlab.Measure) and its JIT warm-up
+    jmh: dict[str, Any] | None = None  # records written when JMH measured Java cells (before the cell pipeline)
     sterbenz_lipp: list[SterbenzLippOp] = []
     image: dict[str, Any] | None = None  # a JVM in a container image (jvm profile `image:`): its ref, id, labels
 

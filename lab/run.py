@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .status import FAILED, Status
-from . import __version__, calibration, system
+from . import __version__, calibration, java, system
 from .backends import Backend
 from .build import Builder
 from .buildplan import compiler
@@ -93,6 +93,11 @@ def fingerprint(cells: list[Cell], builder: Builder, backend: Backend) -> dict[s
     for cell in cells:
         if cell.unavailable:
             continue
+        if cell.jvm:  # the JVM's version where it runs, and the Java tree (javac compiles all of it at once)
+            tc = cell.toolchain
+            fp[f"jvm {tc.cc} ({cell.target.image or 'host'})"] = backend.compiler_version(tc.cc, cell.target)
+            fp[f"sources {cell.id}"] = java.source_digest(cell.impl.root)
+            continue
         h = hashlib.sha256()
         for prog in PROGRAMS:
             plan = builder.plan(cell.impl, cell.toolchain, cell.target, prog)
@@ -139,6 +144,10 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
         rec["icount"] = f.icount
     if f.ct is not None:
         rec["ct"] = f.ct
+    if cell.jvm:
+        rec["language"] = "java"
+        if b is not None and b.java is not None:
+            rec["java"] = b.java
     return CellRecord.model_validate(rec)
 
 
@@ -301,17 +310,9 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                 writer = RunWriter.reopen(run_dir, retry=(Status.UNREACHABLE,))
                 recorded = {c.cell for c in read_run(run_dir)[1]}
             else:
-                writer = RunWriter.create(results_dir, {
-                    "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
-                    "profile": cells_h[0].profile.model_dump(), "matrix": m.model_dump(),
-                    "backend": backend.describe(),
-                    "toolchains": {t.name: _toolchain_meta(t, targets, backend)
-                                   for t, targets in sorted(_toolchain_targets(cells_h), key=lambda x: x[0].name)},
-                    "targets": {name: {**t.model_dump(), "emulated": t.emulated}
-                                for name, t in sorted({c.target.name: c.target for c in cells_h}.items())},
-                    "cells_planned": [c.id for c in cells_h], "fingerprint": fp, "lab_version": __version__,
-                    "options": {"request": req.stored(), "jobs": jobs, "cpu": cpu}},
-                    tag=req.tag, run_id=run_id)
+                writer = start_run(lab, results_dir, backend, cells_h, machine=machine, matrix=m.model_dump(),
+                                   fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpu": cpu},
+                                   tag=req.tag, run_id=run_id)
                 recorded = set()
             ui.done += len(recorded)
             stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
@@ -343,14 +344,39 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
                       dict(sum((g.counts for g in groups), Counter())))
 
 
+def start_run(lab: Lab, results_dir: Path, backend: Backend, cells: list[Cell], *, machine: str, matrix: dict,
+              fingerprint: dict[str, str], options: dict, tag: str = "", run_id: str | None = None) -> RunWriter:
+    """The one place a run's metadata (lab.results.RunMeta) is made: a matrix run's machine (C and Java cells
+    alike) and a flag search's run; `cells` are the planned cells (their toolchains, targets and profile)."""
+    return RunWriter.create(results_dir, {
+        "machine_id": machine, "machine": backend.machine_facts(), "git": system.git_revision(lab.root),
+        "profile": cells[0].profile.model_dump() if cells else lab.default_profile().model_dump(),
+        "matrix": matrix, "backend": backend.describe(),
+        "toolchains": {t.name: _toolchain_meta(t, targets, backend)
+                       for t, targets in sorted(_toolchain_targets(cells), key=lambda x: x[0].name)},
+        "targets": {name: {**t.model_dump(), "emulated": t.emulated}
+                    for name, t in sorted({c.target.name: c.target for c in cells}.items())},
+        "cells_planned": [c.id for c in cells], "fingerprint": fingerprint, "lab_version": __version__,
+        "options": options}, tag=tag, run_id=run_id)
+
+
 def _toolchain_meta(t, targets: list, backend: Backend) -> dict:
     """A toolchain's facts with its compiler's --version line and Debian package where its cells build: the
     first of its cells' targets that has the compiler (none asked when every cell of it is unavailable)."""
     for where in targets:
         version = backend.compiler_version(t.cc, where)
         if version:
-            return {**t.facts(), "version": version, "package": package_build(backend, compiler(t, where), where)}
+            return {**t.facts(), "version": version, "package": t.package if t.family == "jvm"
+                    else _package(backend, compiler(t, where), where)}
     return {**t.facts(), "version": "", "package": ""}
+
+
+def _package(backend: Backend, exe: str, target) -> str:
+    """package_build once per compiler and target (a flag search's candidates share their compiler)."""
+    cache = backend.__dict__.setdefault("_packages", {})
+    if (exe, target.name) not in cache:
+        cache[exe, target.name] = package_build(backend, exe, target)
+    return cache[exe, target.name]
 
 
 def _toolchain_targets(cells: list[Cell]) -> list[tuple]:

@@ -1,13 +1,13 @@
 """The schemas of every data file, strict (an unknown key is an error), and their JSON Schemas.
 
-* ``toolchains/<name>.yaml``              compiler profiles (may inherit from each other)
+* ``toolchains/<name>.yaml``              compiler profiles (may inherit from each other); family ``jvm``: a JVM
+                                          and its flags, under which the Java implementations run
 * ``toolchains/versions.yaml``            compiler versions, each expanded into profiles (``gcc-14-O3``)
 * ``targets/<name>.yaml``                 where binaries run (host arch, cross + qemu, ...)
 * ``profiles/<name>.yaml``                how to measure (sampling, precision, budgets)
 * ``c_src/ciphers/<name>/cipher.yaml``    ciphers and their implementations
 * ``c_src/peers/<library>/peer.yaml``     peer libraries as implementations of our ciphers
 * ``java_src/peers/<library>.yaml``       Java peer libraries (Bouncy Castle, the JDK's SunJCE)
-* ``java_src/jvm-profiles/<name>.yaml``   JVM flag sets (family jvm) the Java implementations run under
 * ``hosts/<name>.yaml``                   machines reached over SSH
 * ``matrix.yaml``                         which cells a run covers
 
@@ -31,6 +31,7 @@ NAME_RE = r"^[a-z0-9][a-z0-9_.+-]*$"
 IDENT_RE = r"^[a-z0-9_]+$"
 ImplClass = Literal["portable", "simd", "hardware", "peer"]
 Family = Literal["gcc", "clang"]
+ToolchainFamily = Literal["gcc", "clang", "jvm"]  # jvm: cc is the java launcher, flags the JVM's (docs/java.md)
 
 
 class Strict(BaseModel):
@@ -43,8 +44,11 @@ class ToolchainFile(Strict):
 
     description: str = Field(description="One line: what this profile stands for.")
     inherits: str | None = Field(None, description="Name of another profile to start from.")
-    family: Family | None = Field(None, description="Compiler family.")
-    cc: str | None = Field(None, description="C compiler executable (host builds); a target may prefix it.")
+    family: ToolchainFamily | None = Field(None, description="Compiler family (jvm: a JVM profile; its classes "
+                                                             "are compiled by the host's javac).")
+    cc: str | None = Field(None, description="C compiler executable (host builds); a target may prefix it. For a "
+                                             "jvm profile: the java launcher (a name on PATH, or its path in the "
+                                             "image of the profile's target).")
     package: str | None = Field(None, description="Debian package that provides the compiler (default: cc).")
     flags: list[str] | None = Field(None, description="Compiler flags; replaces the inherited list.")
     add_flags: list[str] = Field(default_factory=list, description="Flags appended to the inherited list.")
@@ -223,6 +227,35 @@ class Sampling(Strict):
         return self
 
 
+class SterbenzLippSettings(Strict):
+    """Sterbenz & Lipp's own timing method (their section 4.1), a stage of Java cells after the measuring."""
+
+    repeats: int = Field(128, gt=0, description="Samples per operation (theirs: 128).")
+    buffers: int = Field(2048, gt=0, description="1 KiB encryptions per sample (theirs: 2048).")
+    setups: int = Field(1024, gt=0, description="Key setups of each of 32 keys per sample (theirs: 1024).")
+
+
+class JvmSampling(Strict):
+    """How Java cells (jvm toolchain profiles) differ from C cells: a JVM process costs a start-up and a JIT
+    warm-up (about half a second), a C process milliseconds; estimator, confidence and precision are the
+    profile's."""
+
+    min_processes: int = Field(5, ge=2, description="JVM processes per cell before the precision is checked.")
+    max_processes: int = Field(8, ge=2, description="JVM processes per cell at most.")
+    budget_seconds: float = Field(10, gt=0, description="Measuring time per Java cell at most.")
+    jit_warmup_ms: int = Field(300, ge=0, description="Untimed running of every operation in each JVM before its "
+                                                      "samples, so that the JIT has compiled the hot methods.")
+    cycle_sizes: list[int] = Field([1, 1024], description="n of Encrypt-n / Decrypt-n for Java cells.")
+    sterbenz_lipp: SterbenzLippSettings | None = Field(
+        None, description="Also Sterbenz & Lipp's method, in one more JVM per cell (null: not).")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "JvmSampling":
+        if self.max_processes < self.min_processes:
+            raise ValueError("max_processes must be >= min_processes")
+        return self
+
+
 class CipherOverride(Strict):
     budget_seconds: float | None = Field(None, gt=0)
     max_processes: int | None = Field(None, ge=2)
@@ -243,13 +276,16 @@ class Profile(Strict):
     timeout_seconds: int = Field(600, gt=0, description="Limit for one program run of one cell.")
     ct: bool = Field(False, description="Check every verified cell for constant time (the trace check under QEMU; "
                                         "dudect on this machine's CPU), as --ct does.")
+    jvm: JvmSampling = Field(JvmSampling(), description="Java cells (jvm toolchain profiles): processes, budget, "
+                                                        "JIT warm-up, Sterbenz & Lipp's method.")
 
-    def sampling_for(self, cipher: str) -> Sampling:
+    def sampling_for(self, cipher: str, jvm: bool = False) -> Sampling:
         o = self.per_cipher.get(cipher)
-        if not o:
-            return self.sampling
-        upd = {k: v for k, v in o.model_dump().items() if v is not None}
-        return self.sampling.model_copy(update=upd)
+        upd = {k: v for k, v in o.model_dump().items() if v is not None} if o else {}
+        if jvm:  # no machine-speed gauge in a JVM: the gauge rule does not apply
+            upd.update(min_processes=self.jvm.min_processes, max_processes=self.jvm.max_processes,
+                       budget_seconds=self.jvm.budget_seconds, gauge_precision=None, gauge_max_processes=None)
+        return self.sampling.model_copy(update=upd) if upd else self.sampling
 
 
 # ------------------------------------------------------------------- ciphers
@@ -372,20 +408,6 @@ class JavaPeerFile(Strict):
         return v
 
 
-class JvmProfileFile(Strict):
-    """A JVM flag set: java_src/jvm-profiles/<name>.yaml (the Java side's toolchain profile)."""
-
-    description: str = Field(description="One line: what this profile stands for.")
-    family: Literal["jvm"]
-    java: str = Field("java", description="The java launcher (a name on PATH or a path).")
-    package: str = Field(description="Debian package that provides this JVM (named when it is missing).")
-    flags: list[str] = Field(default_factory=list, description="Flags of the measured JVMs (JMH forks).")
-    notes: list[str] = Field(default_factory=list, description="What the profile separates, caveats.")
-    image: str | None = Field(None, description="A target of targets/ whose container image holds this JVM "
-                              "(e.g. x86_64-trixie for OpenJDK 21): its JVMs run there, on classes javac "
-                              "compiled on the host; `java` is then the launcher's path inside the image.")
-
-
 # ---------------------------------------------------------------------- hosts
 class HostFile(Strict):
     """A machine reached over SSH: hosts/<name>.yaml."""
@@ -500,7 +522,6 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "peer": PeerFile,
     "host": HostFile,
     "java_peer": JavaPeerFile,
-    "jvm_profile": JvmProfileFile,
 }
 
 

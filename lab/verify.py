@@ -18,7 +18,7 @@ from . import plan
 from .build import Builder
 from .buildplan import is_native
 from .config import Impl, Lab
-from .errors import UsageError
+from .errors import UsageError, unknown_name
 from .kat import Verdict
 from .pipeline import QUICK_LONG_EVERY, CellPipeline, Final, Stages, make_backend
 from .plan import Cell, unavailable_reason
@@ -88,14 +88,23 @@ class VerifyResult:
 SELECTIONS = ("default", "ours", "peers", "all")  # the words of matrix.run --implementations
 
 
-def implementations(lab: Lab, cipher_name: str, impl: str | None) -> list[Impl]:
+def implementations(lab: Lab, cipher_name: str, impl: str | None, jvm: bool = False) -> list[Impl]:
     """What ``--impl`` picks: a word of ``matrix.run --implementations`` (default, ours, peers: the default
-    and every peer library's, all) or one implementation's name (``ttable`` or ``rijndael/ttable``)."""
+    and every peer library's, all) or one implementation's name (``ttable`` or ``rijndael/ttable``); `jvm`: among
+    the cipher's Java implementations and Java peers (for a JVM profile)."""
     cipher = lab.cipher(cipher_name)
     word = impl or "default"
     if word in SELECTIONS:
-        return plan.implementations(lab, cipher_name, word, "--impl")
+        return plan.implementations(lab, cipher_name, word, "--impl", jvm)
     name = word.removeprefix(f"{cipher_name}/")
+    if jvm:
+        from .java import impls_of
+
+        have = {i.name: i for i in impls_of(lab).get(cipher_name, [])}
+        if name in have:
+            return [have[name]]
+        raise UsageError(f"--impl {word}: {unknown_name(f'Java implementation of {cipher_name}', name, have).args[0]}"
+                         f" (or one of {', '.join(SELECTIONS)})")
     try:
         return [cipher.impl(name)]
     except UsageError as e:
@@ -124,8 +133,10 @@ def verify(lab: Lab, cipher_name: str, vectors: Path | str, impl: str | None = N
     vectors = Path(vectors).expanduser().resolve()
     if not vectors.is_file():
         raise UsageError(f"vectors file {vectors} does not exist (argument VECTORS)")
-    impls = implementations(lab, cipher_name, impl)
     tc, tg = lab.toolchain(toolchain), lab.target(target)
+    impls = implementations(lab, cipher_name, impl, tc.family == "jvm")
+    if not impls:
+        raise UsageError(f"--toolchain {toolchain}: {cipher_name} has no Java implementation to run under it")
     build_dir = Path(build_dir or lab.root / "build")
     chosen = backend or ("host" if is_native(tg) and not tg.image else "container")
     be = make_backend(lab, chosen, engine=engine, build_dir=build_dir, progress=lambda s: None)

@@ -7,7 +7,7 @@
     invoke images.build | images.host-plugin
     invoke compilers.install gcc-11,clang-16 [--dry-run]     (versions from toolchains/versions.yaml)
     invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation | bench.java
-    invoke java.run --ciphers rc6 --jvm-profiles openjdk17-c2,openjdk17-int   (Java cells, lab/javarun.py)
+    invoke java.run --ciphers rc6 --toolchains openjdk17-c2,openjdk17-int   (Java cells: matrix.run's preset)
     invoke flags.search --space flags/gcc-six.yaml --ciphers serpent,mars
     invoke test | schema | list | catalogue | checksums | validate
 

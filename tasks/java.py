@@ -1,4 +1,4 @@
-"""invoke java.*: the Java cells (lab/javarun.py)."""
+"""invoke java.*: matrix.run's preset for the Java cells (lab/commands.py java_run)."""
 
 from ._factory import collection as _collection
 

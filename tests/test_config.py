@@ -21,7 +21,7 @@ def test_every_shipped_data_file_validates(lab):
     assert lab.toolchain_names() and lab.target_names() and lab.profile_names()
     for name in lab.toolchain_names():
         tc = lab.toolchain(name)
-        assert tc.flags, name
+        assert tc.flags or (tc.family == "jvm" and tc.cc), name  # a JVM as it ships has no flags of its own
     for name in lab.target_names():
         lab.target(name)
     for name in lab.profile_names():

@@ -15,7 +15,7 @@ import pytest
 from lab import java, protocol
 from lab.errors import ConfigError
 from lab.quantities import cycle_quantities, timing_quantities
-from lab.schema import CipherFile, JvmProfileFile, validate
+from lab.schema import CipherFile, ToolchainFile, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 JMH_FIXTURE = ROOT / "tests" / "fixtures" / "jmh" / "rc6-ref-c2.json"
@@ -141,6 +141,8 @@ def test_a_missing_jdk_is_unavailable_naming_the_package(monkeypatch, tmp_path, 
 
 
 def test_jvm_profiles_are_data_with_a_strict_schema(tmp_path):
+    """The JVM profiles are toolchain profiles of family jvm (toolchains/openjdk*.yaml): every flag set starts a
+    JVM, and the schema is the toolchains' (an unknown family is refused)."""
     profs = java.profiles()
     assert {p.flags for p in profs.values()} >= {(), ("-XX:TieredStopAtLevel=1",), ("-Xint",),
                                                 ("-XX:+UnlockDiagnosticVMOptions", "-XX:-UseAESIntrinsics")}
@@ -154,11 +156,8 @@ def test_jvm_profiles_are_data_with_a_strict_schema(tmp_path):
             r = subprocess.run([p.java, *p.flags, "-version"], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, f"{p.name}: {r.stderr.strip()}"
     bad = tmp_path / "fast.yaml"
-    bad.write_text("description: x\nfamily: jvm\npackage: p\nflags: [-Xint]\nopt_level: 3\n")
-    with pytest.raises(ConfigError, match=r"fast.yaml: key 'opt_level': unknown key"):
-        java.profiles(tmp_path)
     with pytest.raises(ConfigError, match="family"):
-        validate(JvmProfileFile, {"description": "x", "family": "gcc", "package": "p"}, bad)
+        validate(ToolchainFile, {"description": "x", "family": "hotspot", "cc": "java", "flags": []}, bad)
 
 
 def test_the_java_section_of_cipher_yaml_is_strict_and_needs_its_source(lab, tmp_path):
@@ -188,15 +187,22 @@ def test_generated_java_equals_its_generator(script):
 
 
 def test_the_lab_validates_the_java_data_at_start(lab, tmp_path):
+    """JVM profiles inherit and add flags like the compilers' profiles; an unknown key is refused at start,
+    naming the file and the key."""
     from lab.config import Lab
 
-    for d in ("toolchains", "targets", "profiles", "c_src"):
+    for d in ("targets", "profiles", "c_src", "java_src"):
         (tmp_path / d).symlink_to(ROOT / d)
-    shutil.copytree(java.JAVA_SRC / "jvm-profiles", tmp_path / "java_src" / "jvm-profiles")
-    assert set(Lab(root=tmp_path, shared=lab.shared).jvm_profile_files) == set(java.profiles())
-    (tmp_path / "java_src" / "jvm-profiles" / "openjdk17-int.yaml").write_text(
-        "description: x\nfamily: jvm\npackage: p\ninherits: openjdk17-c2\n")
-    with pytest.raises(ConfigError, match=r"openjdk17-int.yaml: key 'inherits': unknown key"):
+    shutil.copytree(ROOT / "toolchains", tmp_path / "toolchains")
+    fresh = Lab(root=tmp_path, shared=lab.shared)
+    assert set(java.profiles(fresh)) == set(java.profiles()) >= {"openjdk17-c2", "openjdk17-int", "openjdk21-c2"}
+    xint = fresh.toolchain("openjdk17-int")
+    assert xint.family == "jvm" and xint.cc == "java" and xint.flags == ("-Xint",)
+    assert xint.package == "openjdk-17-jdk-headless"  # inherited from openjdk17-c2
+    assert java.profiles(fresh)["openjdk21-c1"].image == "x86_64-trixie"  # its target's image holds the JVM
+    (tmp_path / "toolchains" / "openjdk17-int.yaml").write_text(
+        "description: x\ninherits: openjdk17-c2\nadd_flags: [-Xint]\nopt_level: 3\n")
+    with pytest.raises(ConfigError, match=r"openjdk17-int.yaml: key 'opt_level': unknown key"):
         Lab(root=tmp_path, shared=lab.shared)
 
 

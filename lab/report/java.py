@@ -1,4 +1,5 @@
-"""The report's Java section (rows with language java, lab/javarun.py): Java is never ranked with C.
+"""The report's Java section (rows with language java: the cells of JVM profiles, lab/pipeline.py): Java is
+never ranked with C.
 
 * A.1-form tables per JVM profile (our Java implementations ranked among themselves; the Java peers apart);
 * our best Java against our best portable C per cipher on the same machine: the cost ratio with its interval,
