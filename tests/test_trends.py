@@ -127,3 +127,33 @@ def test_one_digit_majors_order_by_number_and_a_minor_step_keeps_its_minor(tmp_p
     assert found[0].change == pytest.approx(1.1 - 1, abs=3e-3)
     assert found[1].change == pytest.approx(1 / 1.1 - 1, abs=3e-3)
     assert found[1].line().startswith("gcc 12.2.0 → 12.3.0: ")
+
+
+_SEEDED = """
+import re, sys
+from pathlib import Path
+from lab import results, trends
+from lab.config import Lab
+from lab.report import build_report
+
+run, res, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+print(trends.format_steps(trends.steps(results.load(run, res))))
+html = build_report(Lab(), [run], results_dir=res, reports_dir=out).read_text()
+print("\\n".join(re.findall(r"<li>.*?</li>|<table.*?</table>", html, re.S)))
+"""
+
+
+def test_steps_and_report_tables_are_the_same_under_two_hash_seeds(df, tmp_path):
+    """Nothing a user sees follows set or dict order: the steps (compare --by compiler's text) and every table
+    and list of the report, under PYTHONHASHSEED 1 and 2."""
+    import os
+
+    outs = []
+    for seed in ("1", "2"):
+        r = subprocess.run([sys.executable, "-c", _SEEDED, str(df["run"]), str(df["tmp"] / "results"),
+                            str(tmp_path / seed)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed})
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.append(r.stdout)
+    assert "4 significant steps" in outs[0] and "<table" in outs[0]
+    assert outs[0] == outs[1]
