@@ -69,3 +69,20 @@ def test_machines_are_never_mixed(rows):
     other = pd.DataFrame([_row("rc6", "ref", "gcc-O3", "c", 10.0, machine="m2")])
     got = [r for r in java.java_vs_c(pd.concat([rows, other])) if r["cipher"] == "rc6"]
     assert [(r["machine"], r["ratio"]) for r in got] == [("m1", pytest.approx(1.5, rel=1e-6))]
+
+
+def test_the_key_size_rule_picks_per_cell():
+    """tables.at_key_size: each cell's rows at the asked size, or at the cell's own smallest size when it has
+    none (DES 64, 3DES 192 beside a cell with 160 and 256), never another cell's."""
+    from lab.report import tables
+
+    sizes = {"rijndael/ref": [128, 192, 256], "des/ref": [64], "3des/ref": [192, 256], "x/ref": [160, 256],
+             "y/ref": [64, 128]}
+    df = pd.DataFrame([{"cell": c, "key_size": k, "estimate": float(k)} for c, ks in sizes.items() for k in ks])
+    got = tables.at_key_size(df, 128)
+    assert dict(zip(got.cell, got.key_size)) == {"rijndael/ref": 128, "des/ref": 64, "3des/ref": 192,
+                                                 "x/ref": 160, "y/ref": 128}
+    assert len(got) == 5
+    got = tables.at_key_size(df, 256)
+    assert dict(zip(got.cell, got.key_size)) == {"rijndael/ref": 256, "des/ref": 64, "3des/ref": 256,
+                                                 "x/ref": 256, "y/ref": 64}
