@@ -1,4 +1,5 @@
-"""The Java-versus-C verdict (lab/report/java.py java_vs_c) on rows built by hand: our fastest Java cell against
+"""The judges without a home of their own in the number tests: dudect's statistic (lab/ct.py welch_t), the
+key-size rule of the tables, and the Java-versus-C verdict (lab/report/java.py java_vs_c) on rows built by hand: our fastest Java cell against
 our fastest portable C cell on hardware, the cost ratio Java / C and its interval against 2, at the table's key
 size per cell.  Every figure is asserted; the fixtures separate the plausible neighbours (the slowest cell, an
 emulated or SIMD C cell, the point ratio instead of the interval, another cell's key size)."""
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lab import ct
 from lab.report import java
 from lab.status import Status
 
@@ -86,3 +88,24 @@ def test_the_key_size_rule_picks_per_cell():
     got = tables.at_key_size(df, 256)
     assert dict(zip(got.cell, got.key_size)) == {"rijndael/ref": 256, "des/ref": 64, "3des/ref": 256,
                                                  "x/ref": 256, "y/ref": 64}
+
+
+def test_welch_t_is_the_largest_unsigned_welch_statistic_over_the_uncropped_and_cropped_sets():
+    """A leak hidden by one huge outlier of the fixed class: uncropped, |t| is small; cropped below the
+    1 - 0.5^10 percentile (percentiles=1), it is Welch's (unequal variances) |t| of what remains, negative mean
+    difference made positive."""
+    from scipy.stats import ttest_ind
+
+    rng = np.random.default_rng(46)
+    classes = (rng.random(2000) < 0.25).astype(int)  # unequal classes: Welch's t is not Student's
+    classes[0] = 0
+    values = np.where(classes == 0, rng.normal(100, 1, 2000), rng.normal(101.5, 6, 2000))
+    values[0] = 1e7  # one interrupt in the fixed class
+    cut = np.percentile(values, 100 * (1 - 0.5 ** 10))
+    keep = values < cut
+    a, b = values[keep & (classes == 0)], values[keep & (classes == 1)]
+    want = abs(ttest_ind(a, b, equal_var=False).statistic)
+    whole = abs(ttest_ind(values[classes == 0], values[classes == 1], equal_var=False).statistic)
+    assert whole < 2 < want and want != pytest.approx(abs(ttest_ind(a, b).statistic), rel=1e-3)
+    assert ct.welch_t(values, classes, percentiles=1) == pytest.approx(want, rel=1e-9)
+    assert ct.welch_t(values, classes, percentiles=0) == pytest.approx(whole, rel=1e-9)
