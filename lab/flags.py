@@ -32,6 +32,7 @@ beside ``cells.jsonl``; the report shows it in its "Flag search" section.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import itertools
@@ -516,7 +517,8 @@ def write_winner_profiles(lab: Lab, base: Toolchain, found: list[CellSearch], pe
         wins = [tuple(e.candidate.flags) for c in cs for e in c.entries if e.status == "winner"]
         if not wins:
             continue
-        flags = max(set(wins), key=wins.count)
+        # most cells won; a tie goes to the flags that won first in the cells' order (never to the hash seed)
+        flags = collections.Counter(wins).most_common(1)[0][0]
         path = (folder or lab.root / "toolchains") / f"{base.name}-best-{key}.yaml"
         path.write_text(yaml.safe_dump({
             "description": f"{base.description}: the flags a flag search found fastest for {key} "

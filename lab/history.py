@@ -30,7 +30,7 @@ import pandas as pd
 
 from .status import Status
 from . import index, results, stats
-from .trends import compiler_of
+from .trends import compiler_of, version_label
 
 KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", "metric", "key_size", "n_blocks"]
 # Two segments of a timed series are compared on their runs' values, each run's median over its processes, with
@@ -360,7 +360,10 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
 def _x_label(r, by: str) -> str:
     if by == "revision":
         return (r.revision or "?")[:10]
-    return r.run_id[:15] if by == "date" else r.compiler_version.split(" (")[0]
+    if by == "date":
+        return r.run_id[:15]
+    found = compiler_of(r.compiler_version, r.compiler)  # "gcc 12.2.0", not "gcc" for every gcc version
+    return version_label(*found) if found else str(r.compiler_version or "?")
 
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cipherlab history</title>

@@ -40,7 +40,8 @@ def compiler_of(version_text: str | None, compiler: str | None = None) -> tuple[
 
 
 def version_label(family: str, version: tuple[int, ...]) -> str:
-    return f"{family} {version[0]}"
+    """"gcc 12.2.0": the whole version, so that a step between minor releases (12.2.0 -> 12.3.0) is told apart."""
+    return f"{family} {'.'.join(str(x) for x in version)}"
 
 
 @dataclass

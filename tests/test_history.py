@@ -246,3 +246,18 @@ def test_a_history_by_revision_follows_the_commits_not_the_dates(tmp_path):
     assert s.first_run == pts.run_id.iloc[4] and s.change == pytest.approx(150 / 165 - 1, abs=3e-3)
     # by date the same runs alternate, and no three on either side of any split differ: no step
     assert history.steps(known, ("encrypt_speed",), by="date") == []
+
+
+def test_two_steps_early_and_late_are_both_found_with_their_changes():
+    """Three runs at 100, twenty at 120, four at 100: a step at the fourth run (slower) and one at the 24th
+    (faster), each at its own change; exact counts 100, 110 x3, 121 step at the second and the fifth run."""
+    import pandas as pd
+
+    found = history.change_points(_series([100.0] * 3 + [120.0] * 20 + [100.0] * 4))
+    assert [(k, v) for k, _, _, _, v in found] == [(3, "slower"), (23, "faster")]
+    assert found[0][1] == pytest.approx(100 / 120 - 1) and found[1][1] == pytest.approx(120 / 100 - 1)
+    assert all(lo <= ch <= hi for _, ch, lo, hi, _ in found)
+    g = pd.DataFrame({"estimator": ["exact"] * 5, "estimate": [100.0, 110.0, 110.0, 110.0, 121.0],
+                      "per_process": [None] * 5})
+    assert [(k, round(ch, 6)) for k, ch, *_ in history.change_points(g)] == [
+        (1, round(100 / 110 - 1, 6)), (4, round(110 / 121 - 1, 6))]

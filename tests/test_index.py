@@ -172,3 +172,16 @@ def test_the_same_run_in_three_folders_loads_the_same_rows_every_time(run, tmp_p
     one = len(results.load(d, run[1]))
     counts = [len(results.load(dirs, rd)) for _ in range(3)] + [len(results.load("all", rd)) for _ in range(2)]
     assert counts == [3 * one] * 5 and one > 50
+
+
+def test_a_suffix_a_prefix_and_one_run_of_the_combined_file_are_exactly_their_rows(tmp_path, monkeypatch):
+    """Runs already in order but not all of them (the last two, the first two, the middle one): only their rows,
+    never the combined file whole (a suffix's ranks, -1 then 0 and 1, are already non-decreasing)."""
+    rd, dirs = _three_runs(tmp_path)
+    first = results.load(dirs, rd)
+    monkeypatch.setattr(results, "read_run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("run by run")))
+    for part in ([dirs[1], dirs[2]], [dirs[0], dirs[1]], [dirs[1]]):
+        got = results.load(part, rd)
+        want = pd.concat([first[first.run_id == d.name] for d in part])
+        assert list(dict.fromkeys(got.run_id)) == [d.name for d in part]
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))

@@ -67,12 +67,12 @@ def test_the_compiler_and_its_version_from_version_text(text, want):
 def test_a_planted_10_percent_step_is_found_between_the_right_versions(df):
     found = [s for s in trends.steps(df["df"]) if s.target == "host"]
     assert [(s.cipher, s.metric, s.before, s.after, s.verdict) for s in found] == [
-        ("serpent", "decrypt_speed", "gcc 12", "gcc 13", "slower"),
-        ("serpent", "encrypt_speed", "gcc 12", "gcc 13", "slower")]
+        ("serpent", "decrypt_speed", "gcc 12.2.0", "gcc 13.3.0", "slower"),
+        ("serpent", "encrypt_speed", "gcc 12.2.0", "gcc 13.3.0", "slower")]
     enc = found[1]
     assert enc.change == pytest.approx(1 / 1.1 - 1, abs=2e-3) and enc.ci_low <= enc.change <= enc.ci_high
     assert enc.exact_change == pytest.approx(1 / 1.1 - 1, abs=1e-3) and enc.confirmed
-    assert enc.line().startswith("gcc 12 → 13: SERPENT encrypt -9 % [") and enc.line().endswith("(confirms)")
+    assert enc.line().startswith("gcc 12.2.0 → 13.3.0: SERPENT encrypt -9 % [") and enc.line().endswith("(confirms)")
 
 
 def test_no_step_where_there_is_none(df):
@@ -81,8 +81,8 @@ def test_no_step_where_there_is_none(df):
 
 def test_an_emulated_target_is_judged_by_its_exact_counts_only(df):
     emu = [s for s in trends.steps(df["df"]) if s.target == "sparc64"]
-    assert [(s.metric, s.before, s.after) for s in emu] == [("insn_decrypt_per_block", "gcc 12", "gcc 13"),
-                                                          ("insn_encrypt_per_block", "gcc 12", "gcc 13")]
+    assert [(s.metric, s.before, s.after) for s in emu] == [("insn_decrypt_per_block", "gcc 12.2.0", "gcc 13.3.0"),
+                                                          ("insn_encrypt_per_block", "gcc 12.2.0", "gcc 13.3.0")]
     assert emu[0].change == pytest.approx(1 / 1.1 - 1, abs=1e-3) and emu[0].ci_low == emu[0].ci_high
 
 
@@ -93,7 +93,7 @@ def test_compare_by_compiler_prints_the_steps(df):
                         "--results-dir", str(df["tmp"] / "results")], capture_output=True, text=True,
                        cwd=Lab().root)
     assert r.returncode == 0, r.stderr
-    assert "gcc 12 → 13: SERPENT encrypt -9 %" in r.stdout and "4 significant steps" in r.stdout
+    assert "gcc 12.2.0 → 13.3.0: SERPENT encrypt -9 %" in r.stdout and "4 significant steps" in r.stdout
 
 
 def test_the_report_draws_the_trends_and_lists_the_steps(df):
@@ -105,5 +105,55 @@ def test_the_report_draws_the_trends_and_lists_the_steps(df):
     assert not errors_in(html)
     sec = html[html.index('<section id="versions">'):]
     sec = sec[:sec.index("</section>")]
-    assert sec.count("<li>") == 4 and "gcc 12 → 13: SERPENT encrypt -9 %" in sec
+    assert sec.count("<li>") == 4 and "gcc 12.2.0 → 13.3.0: SERPENT encrypt -9 %" in sec
     assert sec.count("<svg") == 4  # serpent and rc6 on host and on sparc64
+
+
+MINOR = {"9.5.0": "gcc (Debian 9.5.0-3) 9.5.0", "10.2.1": "gcc (Debian 10.2.1-6) 10.2.1",
+         "12.2.0": "gcc (Debian 12.2.0-14) 12.2.0", "12.3.0": "gcc (Debian 12.3.0-1) 12.3.0"}
+
+
+def test_one_digit_majors_order_by_number_and_a_minor_step_keeps_its_minor(tmp_path):
+    """Two steps, early (9.5.0 -> 10.2.1: 10 % faster) and late (12.2.0 -> 12.3.0: 10 % slower); the labels keep
+    the minor version (the old label, the major alone, printed "gcc 12 → 12"), and 9 sorts before 10 (not as text)."""
+    cells = []
+    for v, f in [("9.5.0", 1.1), ("10.2.1", 1.0), ("12.2.0", 1.0), ("12.3.0", 1.1)]:
+        cells.append(synth.cell("serpent", "ref", "gcc-" + v, "host", key_sizes=(128,), timing=_timing(150.0 * f),
+                                icount=_icount(1200 * f), compiler_version=MINOR[v]))
+    run = synth.write_run(tmp_path / "results", cells)
+    found = [s for s in trends.steps(results.load(run, tmp_path / "results"), ("encrypt_speed",))]
+    assert [(s.before, s.after, s.verdict) for s in found] == [
+        ("gcc 9.5.0", "gcc 10.2.1", "faster"), ("gcc 12.2.0", "gcc 12.3.0", "slower")]
+    assert found[0].change == pytest.approx(1.1 - 1, abs=3e-3)
+    assert found[1].change == pytest.approx(1 / 1.1 - 1, abs=3e-3)
+    assert found[1].line().startswith("gcc 12.2.0 → 12.3.0: ")
+
+
+_SEEDED = """
+import re, sys
+from pathlib import Path
+from lab import results, trends
+from lab.config import Lab
+from lab.report import build_report
+
+run, res, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+print(trends.format_steps(trends.steps(results.load(run, res))))
+html = build_report(Lab(), [run], results_dir=res, reports_dir=out).read_text()
+print("\\n".join(re.findall(r"<li>.*?</li>|<table.*?</table>", html, re.S)))
+"""
+
+
+def test_steps_and_report_tables_are_the_same_under_two_hash_seeds(df, tmp_path):
+    """Nothing a user sees follows set or dict order: the steps (compare --by compiler's text) and every table
+    and list of the report, under PYTHONHASHSEED 1 and 2."""
+    import os
+
+    outs = []
+    for seed in ("1", "2"):
+        r = subprocess.run([sys.executable, "-c", _SEEDED, str(df["run"]), str(df["tmp"] / "results"),
+                            str(tmp_path / seed)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed})
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.append(r.stdout)
+    assert "4 significant steps" in outs[0] and "<table" in outs[0]
+    assert outs[0] == outs[1]
