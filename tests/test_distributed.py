@@ -310,8 +310,10 @@ def test_a_dask_worker_that_dies_mid_measurement_has_its_cell_measured_again(tmp
     pytest.importorskip("distributed", reason="the optional Dask extra: pip install -e '.[distributed]'")
     build = ROOT / "build" / "test-dask-death"
     env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
+    # the quick profile, not smoke: smoke's measuring programs live a few milliseconds each (twelve in the run), and
+    # a poller descheduled on a loaded machine could miss them all; quick's run for seconds per cell
     p = subprocess.Popen([sys.executable, "-m", "lab", "run", "--ciphers", "des,idea,rc6", "--implementations", "default", "--toolchains", "gcc-O3",
-                          "--profile", "smoke", "--executor", "dask", "--no-icount", "--no-report", "--no-progress",
+                          "--profile", "quick", "--executor", "dask", "--no-icount", "--no-report", "--no-progress",
                           "--results-dir", str(tmp_path / "results"), "--build-dir", str(build)],
                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed = None
