@@ -78,7 +78,8 @@ class CompileLoop:
     """One gcc -O2 compile after another, in a thread, until stopped: one core kept busy."""
 
     def __init__(self, root: Path, source: str = LOAD_SOURCE, cc: str = "gcc"):
-        self.argv = [cc, "-O2", "-I", str(root / "c_src" / "include"), "-c", str(root / source), "-o", os.devnull]
+        self.root = root  # the compile runs there: the command stored in the summary has no machine path
+        self.argv = [cc, "-O2", "-I", "c_src/include", "-c", source, "-o", os.devnull]
         self.compiles = 0
         self.failure: str | None = None
         self._stop = threading.Event()
@@ -86,7 +87,7 @@ class CompileLoop:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            p = subprocess.run(self.argv, capture_output=True, text=True)
+            p = subprocess.run(self.argv, cwd=self.root, capture_output=True, text=True)
             if p.returncode:
                 self.failure = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
                 return
