@@ -83,9 +83,10 @@ def _percent(change: float) -> str:
 class _Probe:
     """Builds, gates and measures one cell at a revision (a worktree) or with a toolchain."""
 
-    def __init__(self, backend, cipher: str, impl: str | None, target: str, metric: str, build_root: Path):
+    def __init__(self, backend, cipher: str, impl: str | None, target: str, metric: str, build_root: Path,
+                 threshold: float = stats.NOISE_THRESHOLD):
         self.backend, self.cipher, self.impl, self.target = backend, cipher, impl, target
-        self.metric, self.build_root = metric, build_root
+        self.metric, self.build_root, self.threshold = metric, build_root, threshold
         self.builds = self.counts = self.processes = 0
         self.measurer = Measurer(backend, backend.pick_cpu("auto"), lambda cs: None)
 
@@ -122,13 +123,19 @@ class _Probe:
     def costs(self, p: Probe) -> list[float]:
         return p.samples.timing_quantity(self.metric, p.samples.cell.key_sizes[0]).per_process
 
+    def compare(self, a: Probe, b: Probe) -> str:
+        return stats.compare(self.costs(a), self.costs(b), threshold=self.threshold).verdict
+
     def more(self, probes: list[Probe], rounds: int) -> None:
-        for _ in range(rounds):
-            for p in probes:
-                self.measurer.one_process(p.samples)
-                self.processes += 1
-                if p.samples.failure:
-                    raise UserError(f"{p.name}: {p.samples.failure[1]}")
+        # under the machine's timing lock, as every measurement of the lab (CellPipeline.measure, the flag race):
+        # another run's measuring programs beside these would slow some processes and not others
+        with self.backend.timing_lock(f"bisect-{self.cipher}", say=lambda s: None):
+            for _ in range(rounds):
+                for p in probes:
+                    self.measurer.one_process(p.samples)
+                    self.processes += 1
+                    if p.samples.failure:
+                        raise UserError(f"{p.name}: {p.samples.failure[1]}")
 
 
 class _WorktreeBackend(HostBackend):
@@ -173,7 +180,9 @@ def revisions(repo: Path, good: str, bad: str) -> list[tuple[str, str]]:
 def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host", good: str | None = None,
            bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
            toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
-           say: Callable[[str], None] = print) -> Outcome:
+           threshold: float = stats.NOISE_THRESHOLD, say: Callable[[str], None] = print) -> Outcome:
+    """The first probe at which `metric` changed; on time, "changed" is stats.compare's verdict with `threshold`
+    (the noise band: the lab's 3 % by default)."""
     if metric not in EXACT and metric not in TIMED:
         raise UsageError(f"option --metric: '{metric}' is not one of {', '.join([*EXACT, *TIMED])}")
     if metric in TIMED and (lab.target(target).emulated or lab.target(target).image):
@@ -187,7 +196,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
     # which the Debian 13 images cannot load); revisions: one per worktree (_worktree_backend)
     backend = make_backend(lab, "host" if not lab.target(target).image else "mixed", build_dir=tmp / "b",
                            progress=lambda s: None)
-    pr = _Probe(backend, cipher, impl, target, metric, tmp / "b" / "builds")  # under the backend's build dir
+    pr = _Probe(backend, cipher, impl, target, metric, tmp / "b" / "builds", threshold)  # under the backend's build dir
     worktrees: list[Path] = []
     try:
         backend.prepare([lab.target(target)], inputs=sorted(set(lab.cipher(cipher).impl(
@@ -270,7 +279,8 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
                                         "instructions)")
                 out.first = probes[hi]
                 first = out.first if out.first.samples else b
-                s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first))
+                s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first),
+                                  threshold=threshold)
                 out.change, out.ci_low, out.ci_high = s.speedup - 1, s.ci_low - 1, s.ci_high - 1
                 out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
                                f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
@@ -289,7 +299,7 @@ def _decide(pr: _Probe, a: Probe, b: Probe, max_rounds: int) -> str:
     row or max_rounds is reached."""
     last = None
     for _ in range(max_rounds):
-        v = stats.compare(pr.costs(a), pr.costs(b)).verdict
+        v = pr.compare(a, b)
         if v == last and len(a.samples.timing) >= 8:
             return v
         last = v
@@ -301,8 +311,7 @@ def _side(pr: _Probe, m: Probe, g: Probe, b: Probe, max_rounds: int) -> tuple[bo
     """Whether m is like good (no change from it, a change from bad) or like bad, measuring m more until one
     holds."""
     for _ in range(max_rounds):
-        vg = stats.compare(pr.costs(g), pr.costs(m)).verdict
-        vb = stats.compare(pr.costs(b), pr.costs(m)).verdict
+        vg, vb = pr.compare(g, m), pr.compare(b, m)
         if vg == "no change" and vb != "no change":
             return True, False
         if vb == "no change" and vg != "no change":

@@ -236,6 +236,13 @@ COMMANDS: tuple[Command, ...] = (
                                    "instead of mutmut's", "switch", default=False),
                                Opt("only", "with --semantic: comma list of mutation names to try", "csv"),
                                Opt("out", "JSON file to write"), DEBUG), invoke="bench.mutation"),
+    Command("test-repeat", "the test command N times (or on --files), optionally beside one core-bound compile "
+            "loop: failures per test", "test_repeat", (
+                Opt("runs", "how many runs (default 10)", "int", default=10),
+                Opt("load", "keep one gcc -O2 compile loop running beside the runs", "flag"),
+                Opt("files", "comma list of test files (default: the whole suite, the README's test command)", "csv"),
+                Opt("out", "JSON file to write (default bench/results/test-repeat-DATE.json)"), DEBUG),
+            invoke="test.repeat"),
     Command("flags-search", "the fastest flag sets of a toolchain per (cipher, target), by racing, with ties",
             "flags_search", (
                 Opt("space", "flag space YAML (base: TOOLCHAIN, dimensions: {name: [[flags], ...]}), e.g. "

@@ -359,6 +359,13 @@ def bench_faults(out=None) -> int:
     return 0 if all(r["lost"] in (0, None) for r in doc["rows"]) else EXIT_FAILED
 
 
+def test_repeat(runs=10, load=False, files=None, out=None) -> int:
+    from .bench import testrepeat
+
+    doc = testrepeat.repeat(_lab().root, runs, load, files, Path(out) if out else None)
+    return EXIT_FAILED if doc["failures"] else 0
+
+
 def bench_scale(ciphers=None, toolchains=None, targets=None, profile=None, out=None) -> int:
     from .bench import scale
 

@@ -430,7 +430,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
            quantity: str = "encrypt", key_size: int = 128, json_out: Path | None = None,
            write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
            min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, jobs: int | None = None,
-           say=print) -> list[CellSearch]:
+           threshold: float = stats.NOISE_THRESHOLD, say=print) -> list[CellSearch]:
     from .results import new_run_id
 
     if quantity not in QUANTITIES:
@@ -462,7 +462,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
         measurer = Measurer(backend, cpu, lambda cs: None)
         for t in tgts:
             for impl in impls:
-                race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision)
+                race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision, threshold=threshold)
                 prepared = prepare_cell(lab, impl, t, cands, race, pipes, say, jobs)
                 waited = time.monotonic()
                 # only the race holds the machine's timing lock: builds and gates leave other runs free to time

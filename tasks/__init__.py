@@ -9,6 +9,7 @@
     invoke bench.repeatability | bench.faults | bench.peers | bench.scale | bench.mutation | bench.java
     invoke java.run --ciphers rc6 --toolchains openjdk17-c2,openjdk17-int   (Java cells: matrix.run's preset)
     invoke flags.search --space flags/gcc-six.yaml --ciphers serpent,mars
+    invoke test.repeat --runs 10 --load --files tests/test_bisect.py   (failures per test, lab/bench/testrepeat.py)
     invoke test | schema | list | catalogue | checksums | validate
 
 No work happens at import: the lab's data files are read when a task runs.
@@ -16,9 +17,8 @@ No work happens at import: the lab's data files are read when a task runs.
 
 from invoke import Collection
 
-from . import bench, compilers, flags, images, java, matrix, report
-from .test import test
+from . import bench, compilers, flags, images, java, matrix, report, test
 
 ns = Collection(matrix.collection, images.collection, compilers.collection, bench.collection, flags.collection,
-                java.collection, test,
+                java.collection, test.collection,
                 *report.tasks)

@@ -28,12 +28,19 @@ dimensions:
 """
 
 
+# The race runs beside the suite's other worker (compiles, QEMU counts) on two vCPUs that may be one core's two
+# hyperthreads: a process that shares the core runs tens of percent slower for its life, so two binaries of the
+# same code can stand more than the lab's 3 % apart after a few processes, and one is dropped for good.  The
+# race's band here is +-RACE_BAND (cost ratios up to 1.5 are a tie), which -O0 (several times slower) is far past.
+RACE_BAND = 0.5
+
+
 @pytest.fixture(scope="module")
 def found(lab, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("flags")
     (tmp / "space.yaml").write_text(SPACE)
     (c,) = flags.search(lab, tmp / "space.yaml", ["rc6"], json_out=tmp / "out.json", results_dir=tmp / "results",
-                        build_dir=tmp / "build", say=lambda s: None)
+                        build_dir=tmp / "build", threshold=RACE_BAND, say=lambda s: None)
     return {"cell": c, "json": json.loads((tmp / "out.json").read_text()), "tmp": tmp}
 
 
