@@ -457,7 +457,7 @@ def ct_backend(lab, build_dir: Path, engine: str = "auto") -> Backend:
     from .pipeline import make_backend
 
     be = make_backend(lab, "mixed", engine=engine, build_dir=build_dir, progress=lambda s: None)
-    be.container.auto_build = False  # type: ignore[attr-defined]
+    be.auto_build = False  # type: ignore[attr-defined]  (no engine is looked for until a target needs one)
     return be
 
 

@@ -37,8 +37,10 @@ def no_plugin(target: Target) -> str:
         return (f"the image of {target.name} has no instruction-count plugin (targets/{target.name}.yaml "
                 "image_plugin: false, its QEMU lacks the plugin API): `--backend mixed` counts its static programs "
                 "with the host's QEMU and plugin (`invoke images.host-plugin` copies the plugin)")
-    return ("no instruction-count plugin here: run `invoke images.host-plugin` (copies it from the x86_64 image) "
-            "or set CIPHERLAB_QEMU_PLUGIN")
+    from .qemu_plugin import last_failure
+
+    return (f"no QEMU plugin here: {last_failure() or 'it was not built'}; or set CIPHERLAB_QEMU_PLUGIN to a "
+            "libicount.so built for this QEMU")
 
 
 def count(backend: Backend, program: Path, args: list[str], *, target: Target, timeout: float,

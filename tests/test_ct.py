@@ -216,9 +216,11 @@ def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_ma
     assert "refuted here" in html and branch in html.split("refuted here")[1][:200]
 
 
-def test_a_host_cell_without_the_host_plugin_names_the_command_that_copies_it(fixture_lab, tmp_path, monkeypatch):
+def test_a_host_cell_without_a_plugin_says_why_it_could_not_be_built(fixture_lab, tmp_path, monkeypatch):
     """The mixed backend runs a host cell's trace on this machine: the plugin it passes is the host's, never the
-    path that exists only inside the images (QEMU would fail to load it with no hint)."""
+    path that exists only inside the images (QEMU would fail to load it with no hint); when the host's cannot be
+    built, the cell is unavailable with the build's one-line reason."""
+    from lab import qemu_plugin
     from lab.backends import host as host_backend
     from lab.backends.container import PLUGIN_IN_IMAGE
     from lab.backends.mixed import MixedBackend
@@ -226,6 +228,12 @@ def test_a_host_cell_without_the_host_plugin_names_the_command_that_copies_it(fi
     monkeypatch.delenv("CIPHERLAB_QEMU_PLUGIN", raising=False)
     plugin = tmp_path / "qemu-plugin" / "libicount.so"
     monkeypatch.setattr(host_backend, "HOST_PLUGIN", plugin)  # a checkout whose plugin was never copied out
+    monkeypatch.setattr(qemu_plugin, "built_plugin", lambda root: None)  # ... nor built, and cannot be:
+
+    def cannot(root, say):
+        raise qemu_plugin.PluginBuildError("building the QEMU plugin: apt-get update failed (exit 100): offline")
+    monkeypatch.setattr(qemu_plugin, "build_plugin", cannot)
+    monkeypatch.setattr(qemu_plugin, "_failed", {})
     be = MixedBackend(fixture_lab, build_dir=tmp_path / "b", progress=lambda s: None)
     host, sparc = fixture_lab.target("host"), fixture_lab.target("sparc64")
     assert be.plugin_path(host) is None
@@ -234,7 +242,7 @@ def test_a_host_cell_without_the_host_plugin_names_the_command_that_copies_it(fi
     got = ct.check_cells(fixture_lab, cells(fixture_lab, ["rc6/ref"], "gcc-O3", "host"), be,
                          build_dir=tmp_path / "b", jobs=1, dudect_measurements=0)
     v = got[0].verdict
-    assert v.verdict == "unavailable" and "invoke images.host-plugin" in v.reason, v
+    assert v.verdict == "unavailable" and "apt-get update failed (exit 100): offline" in v.reason, v
     plugin.parent.mkdir(parents=True)
     plugin.write_bytes(b"")
     assert be.plugin_path(host) == str(plugin)

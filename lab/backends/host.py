@@ -12,7 +12,8 @@ from ..config import ROOT, Target
 from ..errors import Interrupted
 from .base import RUNNER_SCRIPT, Backend, Completed
 
-# Where `invoke images.host-plugin` puts the instruction-count plugin (copied from the x86_64 image).
+# Where `invoke images.host-plugin` puts the plugin copied from the x86_64 image (used when there); otherwise
+# the lab builds its own for this machine's QEMU (lab/qemu_plugin.py, cached by content hash).
 HOST_PLUGIN = Path("build/qemu-plugin/libicount.so")
 
 
@@ -75,8 +76,13 @@ class HostBackend(Backend):
         env = os.environ.get("CIPHERLAB_QEMU_PLUGIN")
         if env:
             return env
+        from ..qemu_plugin import built_plugin, host_plugin
+
+        built = built_plugin(self.root)
+        if built:
+            return str(built)
         p = self.root / HOST_PLUGIN
-        return str(p) if p.exists() else None
+        return str(p) if p.exists() else host_plugin(self.root, say=print)
 
     def describe(self) -> dict:
         return {"backend": "host"}

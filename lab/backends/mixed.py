@@ -26,6 +26,7 @@ class MixedBackend(Backend):
         self.host = HostBackend(lab.root)
         self.host.cancel = self.cancel
         self._container = None
+        self.auto_build = True  # the container half's: whether a missing image is built (made only when needed)
 
     @staticmethod
     def in_container(target: Target) -> bool:
@@ -39,6 +40,7 @@ class MixedBackend(Backend):
             self._container = ContainerBackend(self.lab, engine=self.engine, build_dir=self.build_dir,
                                                progress=self.progress)
             self._container.cancel = self.cancel
+            self._container.auto_build = self.auto_build
         return self._container
 
     def _for(self, target: Target) -> Backend:
