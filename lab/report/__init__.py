@@ -23,7 +23,7 @@ import pandas as pd
 from ..status import Status
 from .. import index, results, stats
 from ..config import Lab
-from . import analysis, charts, drilldown, java, published, tables
+from . import analysis, charts, drilldown, java, published, summary, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
 
@@ -127,6 +127,7 @@ def _section_precision(df: pd.DataFrame) -> dict:
     m = df[df.estimator.isin(list(stats.TIMED_ESTIMATORS)) & (df.metric != "null_overhead") & (df.status == Status.OK)]
     missed = m[~m.precision_met.astype(bool)]
     return {"measured": int(len(m)), "missed": int(len(missed)),
+            "met_share": (1 - len(missed) / len(m)) if len(m) else None,
             "cells": sorted(missed.cell.unique().tolist()),
             "estimators": sorted(m.estimator.unique().tolist()),
             "targets": sorted({float(x) for x in m.precision_target.dropna().unique()})}
@@ -222,7 +223,14 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
     headline = plat["platforms"][0]["fig"] if plat.get("platforms") else \
         (sections[0].get("bar_svg", "") if sections else "")
     planned = sum(len(m.cells_planned) for m in metas)
-    return {
+    precision = _guard("precision", _section_precision, df)
+    gaps = [what for what, has in (
+        ("Java", not java.split(all_cells)[1].empty),
+        ("guest instruction counts", not df.empty and df.metric.astype(str).str.startswith("insn_").any()),
+        ("peer libraries", not cells.empty and (cells.impl_class == "peer").any()),
+        ("constant-time verdicts", "ct_trace" in df and df.ct_trace.notna().any())) if not has]
+    box = _guard("results box", summary.results_box, df, precision, gaps)
+    return {"results_box": box,
         "metas": [m.model_dump() for m in metas], "sections": sections, "status_counts": status_counts, "failed": failed,
         "n_cells": len(all_cells), "planned": planned, "partial": len(all_cells) < planned or
         any(m.status != "finished" for m in metas),
@@ -239,7 +247,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "classes": _guard("classes", _section_classes, df),
         "system": _guard("system", _section_system, metas, df, cells),
         "machines": _guard("machines", _section_machines, df, cells, metas),
-        "precision": _guard("precision", _section_precision, df),
+        "precision": precision,
         "comparison": _guard("comparison", _section_compare, compare_with, df, results_dir),
         "flags": _guard("flag search", _section_flags, list(run_paths)),
         "versions": _guard("compiler versions", _section_versions, df),
@@ -301,7 +309,7 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
     html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths, jit),
                                                     drilldown=_guard("drill-down", drilldown.write, out, env,
-                                                                     run_paths, df))
+                                                                     run_paths, df, read))
     (out / "index.html").write_text(html)
     flat = df.assign(per_process=[" ".join(f"{x:.6g}" for x in v) if index.has_values(v) else None
                                   for v in df.per_process])

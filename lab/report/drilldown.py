@@ -13,6 +13,9 @@ Reads stored results only; index.html gets a small "Drill-down" section of links
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
+import shutil
 import math
 import re
 from pathlib import Path
@@ -74,15 +77,16 @@ def _insn_per_block(insns: list[dict]) -> float | None:
         if enc else None
 
 
-def collect(run_paths: list[Path], df: pd.DataFrame) -> list[dict]:
-    """Every cell with evidence: its record's facts, its evidence, its speed and guest instructions."""
+def collect(run_paths: list[Path], df: pd.DataFrame, read: list | None = None) -> list[dict]:
+    """Every cell with evidence: its record's facts, its evidence, its speed and guest instructions.
+    read: the runs as results.read_run gave them (read once by the caller), else read here."""
     out = []
-    multi = len({results.read_run(p)[0].machine_id for p in run_paths}) > 1
-    for p in run_paths:
+    read = read if read is not None else [results.read_run(p) for p in run_paths]
+    multi = len({meta.machine_id for meta, _ in read}) > 1
+    for p, (meta, recs) in zip(run_paths, read):
         evidence = disasm.load(p)
         if not evidence:
             continue
-        meta, recs = results.read_run(p)
         for rec in recs:
             ev = evidence.get(rec.cell)
             if ev is None:
@@ -130,22 +134,21 @@ def diffs(entries: list[dict]) -> list[dict]:
     return out
 
 
-def write(out: Path, env, run_paths: list[Path], df: pd.DataFrame) -> dict:
+def write(out: Path, env, run_paths: list[Path], df: pd.DataFrame, read: list | None = None) -> dict:
     """Writes the drill-down pages under out (beside index.html); returns the index's section context."""
-    entries = collect(list(run_paths), df)
+    entries = collect(list(run_paths), df, read)
     ds = diffs(entries)
     diff_of = {(d["impl"], d["target"]): d["href"] for d in ds}
+    cache = out.parent / ".pages"  # shared by every report under reports/: a page is found by its content
     if entries:
         (out / "cells").mkdir(exist_ok=True)
-        page = env.get_template("drilldown_cell.html.j2")
         for e in entries:
-            (out / e["href"]).write_text(page.render(e=e, roles=disasm.ROLES,
-                                                     diff_href=diff_of.get((e["impl"], e["target"]))))
+            ctx = {"e": e, "roles": disasm.ROLES, "diff_href": diff_of.get((e["impl"], e["target"]))}
+            _page(env, "drilldown_cell.html.j2", ctx, out / e["href"], cache)
     if ds:
         (out / "diff").mkdir(exist_ok=True)
-        page = env.get_template("drilldown_diff.html.j2")
         for d in ds:
-            (out / d["href"]).write_text(page.render(d=d))
+            _page(env, "drilldown_diff.html.j2", {"d": d}, out / d["href"], cache)
     table: dict[tuple[str, str], dict] = {}
     for e in entries:
         row = table.setdefault((e["impl"], e["target"]), {"impl": e["impl"], "target": e["target"], "cells": {},
@@ -153,3 +156,18 @@ def write(out: Path, env, run_paths: list[Path], df: pd.DataFrame) -> dict:
         row["cells"][e["toolchain"]] = e
     return {"rows": [table[k] for k in sorted(table)], "toolchains": sorted({e["toolchain"] for e in entries}),
             "n_cells": len(entries), "n_diffs": len(ds)}
+
+
+def _page(env, template: str, ctx: dict, path: Path, cache: Path) -> None:
+    """Writes one drill-down page, rendered once per content: the key hashes the template's source and
+    everything the page shows (its evidence, speeds, counts), so a page of an unchanged binary and figures is
+    copied from the cache on the next render, never rendered or diffed again."""
+    source = env.loader.get_source(env, template)[0] + env.loader.get_source(env, "_drilldown_style.html.j2")[0]
+    key = hashlib.sha256((source + json.dumps(ctx, sort_keys=True, default=str)).encode()).hexdigest()
+    hit = cache / f"{key}.html"
+    if not hit.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = hit.with_suffix(f".tmp{id(ctx)}")
+        tmp.write_text(env.get_template(template).render(**ctx))
+        tmp.replace(hit)
+    shutil.copyfile(hit, path)

@@ -111,8 +111,12 @@ def a1_table(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str)
     columns = [f"{op}{k}" for k in A1_KEYS for op in ("Enc", "Dec", "Key")]
     metric_of = {"Enc": "encrypt_speed", "Dec": "decrypt_speed", "Key": "key_setup_speed"}
     rows, other, classes = [], [], {}
+    by_cell = dict(tuple(df[df.cell.isin(cs.cell)].groupby("cell")))  # one pass, not one filter per row
     for _, c in cs.sort_values("row").iterrows():
-        mine = df[df.cell == c.cell]  # a cell is one toolchain on one target
+        mine = by_cell.get(c.cell, df.iloc[:0])  # a cell is one toolchain on one target
+        at: dict = {}
+        for i, mk in enumerate(zip(mine.metric, mine.key_size)):
+            at.setdefault(mk, i)  # the first row of each quantity, as a filter's iloc[0]
         entry = {"label": c.row, "status": c.status, "reason": c.reason, "cells": [], "cell": c.cell,
                  "impl_class": c.impl_class}
         sizes = sorted(int(k) for k in mine.key_size.dropna().unique())  # facts have no key size
@@ -120,8 +124,8 @@ def a1_table(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str)
         keys = A1_KEYS if aes_like else tuple(sizes)
         for k in keys:
             for op in ("Enc", "Dec", "Key"):
-                r = mine[(mine.metric == metric_of[op]) & (mine.key_size == k)]
-                entry["cells"].append(number(r.iloc[0], f"{op}{k}") if not r.empty
+                i = at.get((metric_of[op], k))
+                entry["cells"].append(number(mine.iloc[i], f"{op}{k}") if i is not None
                                       else {"text": "", "title": "not measured"})
         if c.impl_class != RANKED:
             entry["key_sizes"] = list(keys)
@@ -176,9 +180,13 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
         ks = key_size if (g.key_size == key_size).any() else g.key_size.min()
         g = g[g.key_size == ks]
 
+        at: dict = {}
+        for i, (m, nb) in enumerate(zip(g.metric, g.n_blocks)):  # the first row of each quantity, looked up once
+            at.setdefault((m, None if pd.isna(nb) else int(nb)), i)
+
         def val(metric, n=None):
-            r = g[(g.metric == metric) & ((g.n_blocks == n) if n else g.n_blocks.isna())]
-            return r.iloc[0] if not r.empty else None
+            i = at.get((metric, n))
+            return g.iloc[i] if i is not None else None
 
         shown, sort_key = [], math.inf
         for col in columns:
