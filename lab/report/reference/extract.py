@@ -1,9 +1,8 @@
 """Regenerate the reference CSVs (lab/report/reference/) from the stored text of the papers.
 
-    python tools/reference_extract.py [--papers DIR] [--out DIR]
+    python -m lab.report.reference.extract [--papers DIR] [--out DIR]
 
-A development tool: it lives outside the runtime package, which ships only the
-extracted data files.
+A development tool, kept beside the data files it regenerates; nothing of the lab imports it.
 
 The papers are read from ``shared/papers`` beside the checkout (see SOURCES.md
 for which table of which document feeds which CSV). Facts that the table text
@@ -24,7 +23,7 @@ import csv
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 HERE = ROOT / "lab" / "report" / "reference"  # where the CSVs live
 DEFAULT_PAPERS = ROOT.parent / "shared" / "papers"
 
