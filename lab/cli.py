@@ -277,6 +277,16 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
                 Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),
+    Command("docs", "write docs/benchmarks.md from the stored benchmark results, then build the documentation site "
+            "(MkDocs, strict: a warning or dead link fails) into site/", "docs", (
+                Opt("site_dir", "where the site goes (default site/ in the checkout)"), DEBUG), invoke="docs.build"),
+    Command("docs-benchmarks", "write docs/benchmarks.md from bench/results/*.jsonl: the latest result per benchmark "
+            "and machine kind", "docs_benchmarks", (
+                Opt("check", "write nothing: exit 1 when docs/benchmarks.md is stale", "flag"), DEBUG),
+            invoke="docs.benchmarks"),
+    Command("docs-ct-tables", "rewrite each cipher README's constant-time table from bench/results/ct.jsonl",
+            "docs_ct_tables", (Opt("check", "write nothing: exit 1 naming every stale README", "flag"), DEBUG),
+            invoke="docs.ct-tables"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),
