@@ -1,4 +1,4 @@
-"""invoke test: the test suite (real compilers, real vectors; see the README)."""
+"""invoke test: the test suite (real compilers, real vectors; see docs/testing.md)."""
 
 import sys
 
