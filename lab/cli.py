@@ -128,7 +128,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("images-build", "build the container images the targets need (incremental)", "images_build", (
         Opt("targets", "comma list of targets, or 'all' (default: the matrix's container targets)", "csv"),
         Opt("engine", "docker or podman (default: env CIPHERLAB_ENGINE, the matrix's engine key, else auto)"),
-        Opt("matrix", "matrix file whose targets and engine are used (default matrix.yaml)"),
+        Opt("matrix", "matrix file whose targets and engine are used (default matrix.yaml; a preset: presets/NAME.yaml)"),
         DEBUG), invoke="images.build"),
     Command("bench-repeatability", "measure the same matrix twice and print how far apart the numbers are",
             "bench_repeatability", (
@@ -137,7 +137,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("implementations", "default, ours, peers, all, or a comma list"),
                 Opt("targets", "comma list of targets", "csv"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON file to write (default bench/results/repeatability-DATE.json)"),
+                Opt("out", "JSON-lines file to append to (default bench/results/repeatability.jsonl)"),
                 Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
                     "the estimators)", "csv"),
                 DEBUG), invoke="bench.repeatability"),
@@ -171,7 +171,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("ciphers", "comma list (default: every cipher a peer library has)", "csv"),
                 Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON file to write (default bench/results/peers-DATE.json)"),
+                Opt("out", "JSON-lines file to append to (default bench/results/peers.jsonl)"),
                 DEBUG), invoke="bench.peers"),
     Command("bench-java", "every Java implementation and Java peer under C2 (JMH, short iterations, pinned forks): "
             "ours / Bouncy Castle and our Java / our portable C per finalist, with intervals over processes", "bench_java", (
@@ -180,20 +180,20 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("forks", "JMH forks (pinned JVMs) per benchmark and round (default 5)", "int"),
                 Opt("ours_only", "our Java only, without the Java peers (our Java / our C)", "flag"),
                 Opt("toolchain", "the C toolchain our Java is compared with (default gcc-O3)"),
-                Opt("out", "JSON file to write (default bench/results/java-DATE.json)"),
+                Opt("out", "JSON-lines file to append to (default bench/results/java.jsonl)"),
                 DEBUG), invoke="bench.java"),
     Command("bench-compilers", "the compiler axis: a six-flag search for five ciphers twice (time, processes, "
             "repeatability), and with --preset the compilers preset cold and warm", "bench_compilers", (
                 Opt("space", "flag space (default flags/gcc-six.yaml)"),
                 Opt("ciphers", "comma list (default serpent,mars,rc6,rijndael,twofish)", "csv"),
-                Opt("preset", "also run matrix-compilers.yaml cold and warm (long)", "flag"),
+                Opt("preset", "also run the compilers preset (presets/compilers.yaml) cold and warm (long)", "flag"),
                 Opt("search", "the two flag searches (default; --no-search --preset: the preset alone)", "switch",
                     default=True),
                 Opt("first", "comma list of stored flag-search runs: summarise them (with --second, their repeat) "
                     "instead of searching", "csv"),
                 Opt("second", "comma list of stored flag-search runs: the repeat of --first", "csv"),
                 Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
-                Opt("out", "JSON file to write (default bench/results/compilers-DATE.json)"), DEBUG),
+                Opt("out", "JSON-lines file to append to (default bench/results/compilers.jsonl)"), DEBUG),
             invoke="bench.compilers"),
     Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it; "
             "a bisection's cost over 64 commits",
@@ -202,7 +202,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
                 Opt("bisect_commits", "then bisect a scratch range of this many commits on guest instructions "
                     "and on time (default 64; 0 skips)", "int", default=64),
-                Opt("out", "JSON file to write (default bench/results/history-DATE.json)"), DEBUG),
+                Opt("out", "JSON-lines file to append to (default bench/results/history.jsonl)"), DEBUG),
             invoke="bench.history"),
     Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
             "cells by cause, refuted claims", "bench_ct", (
@@ -216,10 +216,10 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
                     "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
                     "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
-                Opt("out", "JSON file to write (default bench/results/ct-DATE.json)"), DEBUG),
+                Opt("out", "JSON-lines file to append to (default bench/results/ct.jsonl)"), DEBUG),
             invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
-            "bench_faults", (Opt("out", "JSON file to write (default bench/results/faults-DATE.json)"), DEBUG),
+            "bench_faults", (Opt("out", "JSON-lines file to append to (default bench/results/faults.jsonl)"), DEBUG),
             invoke="bench.faults"),
     Command("bench-scale", "the container matrix serially and on a two-worker Dask LocalCluster: wall times",
             "bench_scale", (
@@ -227,7 +227,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
                 Opt("targets", "comma list (default x86_64,sparc64,mips64)", "csv"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON file to write"), DEBUG), invoke="bench.scale"),
+                Opt("out", "JSON-lines file to append to (default bench/results/scale.jsonl)"), DEBUG), invoke="bench.scale"),
     Command("bench-mutation", "the mutation score of the modules that compute numbers (mutmut; long)",
             "bench_mutation", (Opt("jobs", "mutants tested at once (default: the core count)", "int"),
                                Opt("survivors", "test again only the mutants that survived the last run (after "
@@ -235,7 +235,8 @@ COMMANDS: tuple[Command, ...] = (
                                Opt("semantic", "the catalogue of hand-written plausible bugs (tests/mutations/) "
                                    "instead of mutmut's", "switch", default=False),
                                Opt("only", "with --semantic: comma list of mutation names to try", "csv"),
-                               Opt("out", "JSON file to write"), DEBUG), invoke="bench.mutation"),
+                               Opt("out", "JSON-lines file to append to (default bench/results/mutation.jsonl, "
+                                   "with --semantic semantic-mutation.jsonl)"), DEBUG), invoke="bench.mutation"),
     Command("test-repeat", "the test command N times (or on --files), optionally beside one core-bound compile "
             "loop: failures per test", "test_repeat", (
                 Opt("runs", "how many runs (default 10)", "int", default=10),
@@ -287,6 +288,16 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
                 Opt("results_dir", "where the results are (default results/ in the checkout)"),
                 Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),
+    Command("docs", "write docs/benchmarks.md from the stored benchmark results, then build the documentation site "
+            "(MkDocs, strict: a warning or dead link fails) into site/", "docs", (
+                Opt("site_dir", "where the site goes (default site/ in the checkout)"), DEBUG), invoke="docs.build"),
+    Command("docs-benchmarks", "write docs/benchmarks.md from bench/results/*.jsonl: the latest result per benchmark "
+            "and machine kind", "docs_benchmarks", (
+                Opt("check", "write nothing: exit 1 when docs/benchmarks.md is stale", "flag"), DEBUG),
+            invoke="docs.benchmarks"),
+    Command("docs-ct-tables", "rewrite each cipher README's constant-time table from bench/results/ct.jsonl",
+            "docs_ct_tables", (Opt("check", "write nothing: exit 1 naming every stale README", "flag"), DEBUG),
+            invoke="docs.ct-tables"),
     Command("images-host-plugin", "copy the QEMU icount plugin out of the x86_64 image for host-backend "
             "instruction counts", "images_host_plugin", (
                 Opt("engine", "docker or podman (default: auto)"), DEBUG), invoke="images.host-plugin"),

@@ -448,3 +448,22 @@ def history(ciphers=None, implementations=None, toolchains=None, targets=None, m
     page = hist.write_site(df, found, gauge, _dir(lab, reports_dir, "reports"), by)
     print(f"history: {page}")
     return 0
+
+
+def docs(site_dir=None) -> int:
+    from .docsite import site
+
+    lab = _lab()
+    return site.build(lab.root, _dir(lab, site_dir, "site"))
+
+
+def docs_benchmarks(check=False) -> int:
+    from .docsite import benchmarks
+
+    return benchmarks.write(_lab().root, check)
+
+
+def docs_ct_tables(check=False) -> int:
+    from .docsite import ct_tables
+
+    return ct_tables.main(["--check"] if check else [])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import UsageError
 
@@ -27,6 +27,8 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     matrix: Path | None = opt("matrix file (default matrix.yaml)")
+    preset: str | None = opt("a named matrix instead of matrix.yaml: presets/<name>.yaml (compilers, compilers-cross, "
+                             "full)")
     ciphers: list[str] | None = opt("comma list of ciphers (default: the matrix's)", "csv")
     implementations: str | list[str] | None = opt(
         "default, ours, peers, all, or a comma list of cipher/implementation")
@@ -62,6 +64,22 @@ class RunRequest(BaseModel):
             return [x.strip() for x in v.split(",") if x.strip()]
         return v
 
+    @model_validator(mode="after")
+    def _one_matrix(self):
+        if self.preset and self.matrix:
+            raise ValueError("matrix_and_preset")
+        return self
+
+    def matrix_path(self, root: Path) -> Path | None:
+        """The matrix file asked for: --matrix, or the preset's file under presets/ (None: matrix.yaml)."""
+        if not self.preset:
+            return self.matrix
+        path = root / "presets" / f"{self.preset}.yaml"
+        if not path.is_file():
+            from .errors import unknown_name
+            raise unknown_name("preset", self.preset, sorted(p.stem for p in (root / "presets").glob("*.yaml")))
+        return path
+
     @field_validator("tag", mode="before")
     @classmethod
     def _tag(cls, v):
@@ -75,6 +93,9 @@ class RunRequest(BaseModel):
             return cls(**given)
         except ValidationError as e:
             err = e.errors()[0]
+            if "matrix_and_preset" in err["msg"]:
+                raise UsageError("options --matrix and --preset: give one of them (a preset is a matrix file under "
+                                 "presets/)") from None
             name = str(err["loc"][0]) if err["loc"] else "?"
             if err["type"] == "greater_than":
                 what = "needs a positive number"

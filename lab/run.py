@@ -65,7 +65,8 @@ class RunOutcome:
 # ---------------------------------------------------------------------- plan
 def plan_run(lab: Lab, req: RunRequest):
     toolchains = lab.toolchains_matching(req.toolchains) if req.toolchains else None  # globs: 'clang-1*-O3'
-    m = narrowed(lab.matrix(req.matrix), ciphers=req.ciphers, toolchains=toolchains, targets=req.targets,
+    matrix = req.matrix_path(lab.root)
+    m = narrowed(lab.matrix(matrix), ciphers=req.ciphers, toolchains=toolchains, targets=req.targets,
                  implementations=req.implementations, profile=req.profile, backend=req.backend)
     if m.profile not in lab.profiles:
         lab.profile(m.profile)  # raises with "did you mean"
@@ -75,7 +76,7 @@ def plan_run(lab: Lab, req: RunRequest):
             if n not in table:
                 from .errors import unknown_name
                 raise unknown_name(key[:-1], n, table)
-    cells = expand(lab, m, str(req.matrix or "matrix.yaml"))
+    cells = expand(lab, m, str(matrix or "matrix.yaml"))
     missing = sorted({str(f) for c in cells if not c.unavailable for f in c.impl.vector_files if not Path(f).exists()})
     if missing:
         raise UsageError(f"known-answer file {missing[0]} does not exist ({len(missing)} missing): the shared/ "

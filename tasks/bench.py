@@ -1,4 +1,4 @@
-"""invoke bench.*: benchmarks that print figures and store JSON (lab.bench)."""
+"""invoke bench.*: benchmarks that print figures and append them to bench/results/<name>.jsonl (lab.bench)."""
 
 from ._factory import collection as _collection
 

@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from lab import results
-from lab.bench import header, peers, repeatability, store
+from lab.bench import header, peers, repeatability, store, stored
 
 from . import synth
 
@@ -130,10 +130,10 @@ def test_the_printed_summary_says_whether_the_goals_are_met(two_runs):
 
 def test_a_real_repeatability_run_stores_its_figures(lab, tmp_path):
     said: list[str] = []
-    out = tmp_path / "repeat.json"
+    out = tmp_path / "repeat.jsonl"
     doc = repeatability.bench(lab, ["des", "idea", "rc6"], ["gcc-O3"], profile="smoke", out=out, say=said.append,
                               results_dir=tmp_path / "results")
-    stored = json.loads(out.read_text())
+    (stored,) = [json.loads(x) for x in out.read_text().splitlines()]
     assert stored["format"] == "cipherlab-bench-repeatability" and stored["machine"]["cores"]
     assert len(stored["runs"]) == 2 and all(r.startswith("results/") for r in stored["runs"])
     assert stored["headline"]["all"]["n"] == doc["headline"]["all"]["n"] >= 3 * 5
@@ -158,17 +158,17 @@ def test_the_peers_table_and_the_stored_json(tmp_path):
     assert h["format"] == "cipherlab-bench-x" and h["machine"]["cores"] and h["date"][:2] == "20"
     said = []
     p = store(tmp_path, {**h, "value": math.pi}, "x", say=said.append)
-    assert p == tmp_path / "bench" / "results" / f"x-{h['date'][:16].replace(':', '')}.json"
-    assert json.loads(p.read_text())["value"] == math.pi and said == [f"stored: {p}"]
-    # a second result in the same minute (a re-judged pair just after a run) is stored beside it, not over it
-    p2 = store(tmp_path, {**h, "value": 2.0}, "x", say=said.append)
-    p3 = store(tmp_path, {**h, "value": 3.0}, "x", say=said.append)
-    assert p2 == p.with_name(p.stem + "-2.json") and p3 == p.with_name(p.stem + "-3.json")
-    assert [json.loads(x.read_text())["value"] for x in (p, p2, p3)] == [math.pi, 2.0, 3.0]
-    mine = tmp_path / "mine.json"  # a name the user gives is theirs to overwrite
+    stem = f"x-{h['date'][:16].replace(':', '')}"
+    assert p == tmp_path / "bench" / "results" / "x.jsonl" and said == [f"stored: {p} ({stem})"]
+    # a second result in the same minute (a re-judged pair just after a run) is appended with its own id
+    store(tmp_path, {**h, "value": 2.0}, "x", say=said.append)
+    store(tmp_path, {**h, "value": 3.0}, "x", say=said.append)
+    lines = p.read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == [stem, f"{stem}-2", f"{stem}-3"]
+    assert [r["value"] for r in stored(p)] == [math.pi, 2.0, 3.0]  # appended in order, none rewritten
+    mine = tmp_path / "mine.jsonl"  # a file the user names is appended to as well
     assert store(tmp_path, {**h, "value": 4.0}, "x", mine, say=said.append) == mine
-    assert store(tmp_path, {**h, "value": 5.0}, "x", mine, say=said.append) == mine
-    assert json.loads(mine.read_text())["value"] == 5.0
+    assert [r["value"] for r in stored(mine)] == [4.0]
 
 
 def _gauged(cost: float, machine: float) -> dict:
@@ -198,14 +198,14 @@ def test_two_stored_runs_are_judged_again_without_measuring(lab, tmp_path):
     rd = tmp_path / "results"
     a, b = synth.write_run(rd, [_gauged(100, 1.0)]), synth.write_run(rd, [_gauged(100, 1.03)])
     said = []
-    doc = repeatability.bench(lab, runs=[a, b], out=tmp_path / "again.json", say=said.append, results_dir=rd)
+    doc = repeatability.bench(lab, runs=[a, b], out=tmp_path / "again.jsonl", say=said.append, results_dir=rd)
     assert sorted(p.name for p in rd.glob("*/*") if p.is_dir()) == sorted([a.name, b.name])  # nothing measured
     assert doc["wall_seconds"] is None and doc["runs"] == [str(a.relative_to(tmp_path)), str(b.relative_to(tmp_path))]
     assert doc["headline"]["all"]["p50"] == pytest.approx(1 - 1 / 1.03, rel=1e-2)
     assert doc["gauge_relative"]["relative"]["all"]["max"] == pytest.approx(0, abs=1e-3)
     assert "trimmed mean" in doc["gauge_statistic"]  # which statistic the stored figures come from
     assert said[0].startswith("bench.repeatability: judging the stored runs") and "judged again" in said[1]
-    assert json.loads((tmp_path / "again.json").read_text())["runs"] == doc["runs"]
+    assert stored(tmp_path / "again.jsonl")[-1]["runs"] == doc["runs"]
 
 
 def _processes(procs: list[tuple]) -> dict:

@@ -160,21 +160,21 @@ def lacks(strategy: str) -> bool:
 
 
 def test_catalogue_prints_the_table_the_readme_shows():
-    """The README says `python -m lab catalogue` prints its table of the ciphers: it must, row for row (so the
-    README's table bytes are what the builds have, and a new implementation shows in both)."""
+    """docs/ciphers.md says `./cipherlab catalogue` prints its table of the ciphers: it must, row for row (so the
+    page's table bytes are what the builds have, and a new implementation shows in both)."""
     from lab.system import machine
 
     r = lab("catalogue")
     assert r.returncode == 0, r.stderr
     printed = r.stdout.splitlines()
-    readme = (ROOT / "README.md").read_text().splitlines()
+    readme = (ROOT / "docs" / "ciphers.md").read_text().splitlines()
     start = readme.index(printed[0])
     assert len(printed) == 2 + sum(len(y["implementations"]) for y in cipher_files().values())
     flags = cpu_flags()
-    if machine()["aes_ni"] and {"avx512f", "vaes"} <= flags:  # every implementation loads here, as in the README
+    if machine()["aes_ni"] and {"avx512f", "vaes"} <= flags:  # every implementation loads here, as on docs/ciphers.md
         assert readme[start:start + len(printed)] == printed
         assert "n/a here" not in r.stdout
-    else:  # code for a CPU feature this one lacks cannot load: its sizes are unknown, every other cell is the README's
+    else:  # code for a CPU feature this one lacks cannot load: its sizes are unknown, every other cell is the page's
         differ = [(a.split(" | "), b.split(" | ")) for a, b in zip(readme[start:start + len(printed)], printed) if a != b]
         assert differ and all(b[5:7] == ["n/a here"] * 2 and lacks(b[1]) and a[:5] + a[7:] == b[:5] + b[7:]
                               for a, b in differ), differ

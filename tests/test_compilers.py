@@ -145,9 +145,9 @@ def test_versions_in_images_need_a_backend_that_uses_images(lab, tmp_path):
 
 
 def test_the_compilers_preset_runs_each_version_where_it_is_found(lab, tmp_path):
-    _, cells = plan_run(lab, RunRequest(matrix=ROOT / "matrix-compilers.yaml", results_dir=tmp_path,
+    _, cells = plan_run(lab, RunRequest(preset="compilers", results_dir=tmp_path,
                                         build_dir=tmp_path))
-    m = lab.matrix(ROOT / "matrix-compilers.yaml")
+    m = lab.matrix(ROOT / "presets" / "compilers.yaml")
     assert m.backend == "mixed" and m.targets == ["host", "x86_64-trixie"] and m.key_sizes == [128]
     round1 = sorted(n for n, c in lab.ciphers.items() if c.round1)
     assert sorted({c.impl.cipher for c in cells}) == round1 and len(round1) == 15
@@ -259,7 +259,7 @@ def trixie_image():
 def test_gcc_14_in_the_debian_13_image_passes_known_answers_beside_the_host(lab, tmp_path, trixie_image,
                                                                          host_plugin):
     need("gcc-12")
-    out = run(lab, RunRequest(matrix=ROOT / "matrix-compilers.yaml", ciphers=["rc6"],
+    out = run(lab, RunRequest(preset="compilers", ciphers=["rc6"],
                               toolchains=["gcc-12-O3", "gcc-14-O3"], profile="smoke", icount=True,
                               results_dir=tmp_path / "results", build_dir=tmp_path / "build"))
     meta, cells = results.read_run(out.run_dirs[0])

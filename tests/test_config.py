@@ -182,5 +182,23 @@ def test_container_backend_uses_the_container_targets(lab):
     if m.container_targets:
         assert narrowed(m, backend="container").targets == m.container_targets
     assert narrowed(m, backend="container", targets=["sparc64"]).targets == ["sparc64"]
-    full = lab.matrix(lab.root / "matrix-full.yaml")
+    full = lab.matrix(lab.root / "presets" / "full.yaml")
     assert {"x86_64", "i386", "aarch64", "armhf", "riscv64", "sparc64", "mips64", "ppc64", "s390x"} <= set(full.targets)
+
+
+def test_every_preset_is_a_valid_matrix_and_is_chosen_by_name(lab):
+    """presets/<name>.yaml: each a valid matrix; --preset NAME plans from it; an unknown name or --preset with
+    --matrix is a one-line error."""
+    from lab.errors import UsageError
+    from lab.request import RunRequest
+
+    names = sorted(p.stem for p in (lab.root / "presets").glob("*.yaml"))
+    assert names == ["compilers", "compilers-cross", "full"]
+    for n in names:
+        lab.matrix(lab.root / "presets" / f"{n}.yaml")
+    assert RunRequest(preset="full").matrix_path(lab.root) == lab.root / "presets" / "full.yaml"
+    assert RunRequest().matrix_path(lab.root) is None  # matrix.yaml
+    with pytest.raises(UsageError, match="compilers"):
+        RunRequest(preset="compiler").matrix_path(lab.root)  # did you mean 'compilers'
+    with pytest.raises(UsageError, match="--matrix and --preset"):
+        RunRequest.from_options(matrix="matrix.yaml", preset="full")

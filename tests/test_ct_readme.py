@@ -1,4 +1,5 @@
-"""Each cipher README's constant-time table is what the stored `invoke bench.ct` results say (tools/ct_readme.py)."""
+"""Each cipher README's constant-time table is what the stored `invoke bench.ct` results say
+(lab/docsite/ct_tables.py, `./cipherlab docs.ct-tables`)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT / "tools" / "ct_readme.py"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "lab.docsite.ct_tables", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
 
 
 def test_every_readme_table_matches_the_stored_results():
     r = run("--check")
-    assert r.returncode == 0, f"stale constant-time tables (run python tools/ct_readme.py):\n{r.stdout}{r.stderr}"
+    assert r.returncode == 0, f"stale constant-time tables (run ./cipherlab docs.ct-tables):\n{r.stdout}{r.stderr}"
 
 
 def _tree(tmp_path: Path, cells: list[dict]) -> Path:
@@ -27,8 +28,9 @@ def _tree(tmp_path: Path, cells: list[dict]) -> Path:
     shutil.copytree(ROOT / "c_src" / "ciphers" / "rc6", tmp_path / "c_src" / "ciphers" / "rc6",
                     ignore=shutil.ignore_patterns("*.c", "*.h"))
     (tmp_path / "bench" / "results").mkdir(parents=True)
-    doc = {"format": "cipherlab-bench-ct", "date": "2030-01-01T00:00:00+00:00", "gate": "quick", "cells": cells}
-    (tmp_path / "bench" / "results" / "ct-test.json").write_text(json.dumps(doc))
+    doc = {"id": "ct-test", "format": "cipherlab-bench-ct", "date": "2030-01-01T00:00:00+00:00", "gate": "quick",
+           "cells": cells}
+    (tmp_path / "bench" / "results" / "ct.jsonl").write_text(json.dumps(doc) + "\n")
     return tmp_path
 
 
@@ -50,10 +52,15 @@ def test_a_new_result_makes_the_table_stale_and_the_rewrite_shows_its_divergence
     after = readme.read_text()
     row = next(ln for ln in after.splitlines() if ln.startswith("| ref | gcc-O3 | mips64 |"))
     assert "**leak**" in row and "encrypt: branch at `c_src/ciphers/rc6/ref.c:99` (rc6_encrypt)" in row
+    assert "2030-01-01 (quick gate: ct-test)" in after       # the result named by its id
     assert "What leaks and why:" in after and after.split("<!-- ct:end -->")[1] == before.split("<!-- ct:end -->")[1]
     assert run("--check", "--root", str(root)).returncode == 0   # rewritten: current
 
 
 def test_no_stored_result_is_an_error_naming_the_file(tmp_path):
-    r = run(str(tmp_path / "missing.json"))
-    assert r.returncode == 2 and "missing.json" in r.stderr and "Traceback" not in r.stderr
+    r = run(str(tmp_path / "missing.jsonl"))
+    assert r.returncode == 2 and "missing.jsonl" in r.stderr and "Traceback" not in r.stderr
+    bad = tmp_path / "ct.jsonl"
+    bad.write_text('{"format": "cipherlab-bench-ct"}\n{"cut off\n')
+    r = run(str(bad))
+    assert r.returncode == 2 and "ct.jsonl: line 2 is not JSON" in r.stderr and "Traceback" not in r.stderr

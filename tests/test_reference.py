@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lab.report import reference as ref
-from tools import reference_extract as extract
+from lab.report.reference import extract
 
 ROOT = Path(__file__).resolve().parent.parent
 CIPHER_DIRS = ROOT / "c_src" / "ciphers"

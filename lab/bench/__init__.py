@@ -1,4 +1,5 @@
-"""Benchmarks: they print figures and store them as JSON under bench/results/ (never timed tests).
+"""Benchmarks: they print figures and append them as one JSON line to bench/results/<name>.jsonl (never timed
+tests; `./cipherlab docs.benchmarks` makes docs/benchmarks.md from those files).
 
 * repeatability — the same matrix twice: how far apart are the numbers (issue goals: p90 <= 3 %)?
 * faults        — the fault scenarios of the test suite, as a table: fault, what the lab did, cells lost.
@@ -21,19 +22,46 @@ def header(name: str) -> dict:
             "machine": system.machine()}
 
 
-def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) -> Path:
-    """Writes a benchmark's figures as JSON (default bench/results/<name>-<date and time>.json, to the minute;
-    a second result in the same minute gets -2, -3, ...: a default name never overwrites an earlier result)."""
+def results_file(root: Path, name: str) -> Path:
+    """The one file a benchmark's results are appended to: bench/results/<name>.jsonl, one result a line."""
+    return root / "bench" / "results" / f"{name}.jsonl"
+
+
+def stored(path: Path) -> list[dict]:
+    """Every result of a JSON-lines file, oldest first as appended; a line that is not JSON is a UserError naming
+    the file and line (no result is dropped in silence)."""
     import json
 
-    if out is None:
-        stem = f"{name}-{doc['date'][:16].replace(':', '')}"
-        folder = root / "bench" / "results"
-        out, n = folder / f"{stem}.json", 1
-        while out.exists():
-            n += 1
-            out = folder / f"{stem}-{n}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    say(f"stored: {out}")
+    from ..errors import UserError
+
+    out = []
+    for n, line in enumerate(path.read_text().splitlines() if path.exists() else [], 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError as e:
+            raise UserError(f"{path}: line {n} is not JSON ({e}); remove or repair that line") from None
     return out
+
+
+def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) -> Path:
+    """Appends a benchmark's figures as one JSON line to bench/results/<name>.jsonl (or to `out`).  The line
+    starts with its id, <name>-<date and time to the minute> (-2, -3, ... when taken), which names it in the
+    docs; earlier lines are never rewritten."""
+    import fcntl
+    import json
+
+    path = out or results_file(root, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # two benchmarks ending at once: one id each, whole lines
+        taken = {r.get("id") for r in stored(path)}
+        stem = f"{name}-{doc['date'][:16].replace(':', '')}"
+        rid, n = stem, 1
+        while rid in taken:
+            n += 1
+            rid = f"{stem}-{n}"
+        f.write(json.dumps({"id": rid, **doc}, default=str) + "\n")
+    say(f"stored: {path} ({rid})")
+    return path

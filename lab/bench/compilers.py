@@ -7,7 +7,7 @@
   profile (every distinct binary to its max_processes), the winners' interval half-widths, and whether the second
   search's winner is the first's or one tied with it (and the other way round).
 * ``--first RUNS --second RUNS``: the same figures from stored searches (e.g. one repeat per cipher).
-* With ``--preset``: the ``compilers`` matrix preset (matrix-compilers.yaml) cold (an empty build folder) and warm.
+* With ``--preset``: the ``compilers`` matrix preset (presets/compilers.yaml) cold (an empty build folder) and warm.
 
 Goals (issue 22): the six-flag search for five ciphers in <= 10 min on two cores with the winners' intervals
 within +-1 %; the same winner or a tied one in >= 95 % of cells.
@@ -153,7 +153,7 @@ def summarise(lab: Lab, space: str, ciphers: list[str], searches: list[dict], sa
 
 
 def preset_bench(lab: Lab, say=print, jobs: int | None = None) -> dict:
-    """The compilers preset (matrix-compilers.yaml) from an empty build folder (cold: every build and known-answer
+    """The compilers preset (presets/compilers.yaml) from an empty build folder (cold: every build and known-answer
     gate; the images already built) and again (warm: builds current, verdicts remembered, measuring repeated), with
     `jobs` builds and gates at a time (--jobs; the core count when not given, as every run)."""
     import json
@@ -166,7 +166,7 @@ def preset_bench(lab: Lab, say=print, jobs: int | None = None) -> dict:
     for kind in ("cold", "warm"):
         load = os.getloadavg()[0]
         t0 = time.monotonic()
-        o = run(lab, RunRequest(matrix=lab.root / "matrix-compilers.yaml", tag="bench-compilers", jobs=jobs,
+        o = run(lab, RunRequest(preset="compilers", tag="bench-compilers", jobs=jobs,
                                 results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
         meta = json.loads((o.run_dir / "run.json").read_text())
         counts = {str(k): n for k, n in o.counts.items()}  # Status names, as the run's summary line prints them

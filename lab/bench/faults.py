@@ -4,7 +4,7 @@ Every scenario runs the lab as a subprocess, as a user runs it (``python -m lab`
 smoke profile and the fault fixtures of tests/fixtures/ciphers, and reports: the fault, what the lab did (exit
 status, statuses, message) and how many cells were lost — planned cells that never got exactly one record,
 after a ``--resume`` where one is the remedy.  The goal is 0 everywhere.  tests/test_faults.py asserts the
-same behaviours; this prints them for the README.
+same behaviours; this prints them as a table (docs/benchmarks.md has the latest).
 """
 
 from __future__ import annotations

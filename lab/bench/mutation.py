@@ -7,7 +7,7 @@ module killed / survived and the line ``mutation score: K/N killed (P %)``, and 
 (and the diff of every survivor) as JSON.  Survivors that are equivalent are listed with the reason in
 docs/testing.md, one table row per mutant with the change it makes; the benchmark names every survivor that has
 no such row (or whose row describes another change: mutmut numbers a function's mutants afresh when it changes).
-Not in CI: it takes long (the README says how long).
+Not in CI: it takes long (docs/benchmarks.md says how long).
 """
 
 from __future__ import annotations

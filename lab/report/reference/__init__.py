@@ -4,7 +4,7 @@ The CSVs next to this module transcribe the tables of NIST's round-1 ANSI C
 study (Bassham 1999), NIST's round-1 slides, Gladman's round-2 page, Lipmaa's
 SC2000 paper and Sterbenz & Lipp's Java paper. SOURCES.md says which table of
 which document each file comes from, what each column means, and every
-oddity of the printed text; ``tools/reference_extract.py`` regenerates the CSVs from the text.
+oddity of the printed text; ``lab/report/reference/extract.py`` regenerates the CSVs from the text.
 
 Every loader returns one row per printed number. ``value`` is a float (NaN
 where the paper prints no number, ``inf`` where it prints "Inf"); ``printed``

@@ -1,0 +1,81 @@
+"""The documentation: the site builds with `mkdocs build --strict` (no warning, no dead link), a dead link fails it,
+and docs/benchmarks.md is what the stored benchmark results give (the latest result per benchmark and machine)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from lab.bench import store
+from lab.docsite import benchmarks, site
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _nav_pages(nav) -> list[str]:
+    out = []
+    for item in nav:
+        for v in item.values():
+            out += _nav_pages(v) if isinstance(v, list) else [v]
+    return out
+
+
+def test_the_site_builds_strict_with_every_page_in_its_navigation(tmp_path):
+    said: list[str] = []
+    assert site.build(ROOT, tmp_path / "site", say=said.append, write_benchmarks=False) == 0, said
+    pages = _nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"])
+    assert sorted(pages) == sorted(p.name for p in (ROOT / "docs").glob("*.md"))  # no page left out
+    for page in pages:
+        assert (tmp_path / "site" / ("" if page == "index.md" else page[:-3]) / "index.html").is_file(), page
+    assert (tmp_path / "site" / "img" / "report.png").is_file()
+
+
+def test_a_dead_link_fails_the_build(tmp_path):
+    root = tmp_path / "checkout"
+    shutil.copytree(ROOT / "docs", root / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", root)
+    page = root / "docs" / "ci.md"
+    page.write_text(page.read_text() + "\nSee [the missing page](missing.md).\n")
+    said: list[str] = []
+    assert site.build(root, tmp_path / "site", say=said.append, write_benchmarks=False) != 0
+    assert any("missing.md" in s for s in said), said
+
+
+def test_the_benchmarks_page_is_current():
+    said: list[str] = []
+    assert benchmarks.write(ROOT, check=True, say=said.append) == 0, said
+
+
+def _scale(date: str, cpu: str, speedup: float, dask: float) -> dict:
+    return {"format": "cipherlab-bench-scale", "date": date, "machine": {"cpu_model": cpu, "cores": 2},
+            "rows": [{"executor": "local", "seconds": 10.0}, {"executor": "dask", "seconds": dask}],
+            "speedup": speedup}
+
+
+def test_the_page_shows_the_latest_result_of_each_machine_kind(tmp_path):
+    (tmp_path / "docs").mkdir()
+    quiet = lambda s: None  # noqa: E731
+    store(tmp_path, _scale("2030-01-01T00:00:00+00:00", "CPU A", 1.67, 6.0), "scale", say=quiet)
+    store(tmp_path, _scale("2030-01-02T00:00:00+00:00", "CPU A", 1.9, 5.3), "scale", say=quiet)
+    store(tmp_path, _scale("2029-12-31T00:00:00+00:00", "CPU B", 1.2, 8.3), "scale", say=quiet)
+    assert benchmarks.write(tmp_path, say=quiet) == 0
+    rows = [ln for ln in (tmp_path / benchmarks.PAGE).read_text().splitlines() if ln.startswith("| `bench.scale`")]
+    assert rows == [
+        "| `bench.scale` | CPU A, 2 cores | 2030-01-02 | local 10.0 s, dask 5.3 s: speed-up 1.9× | "
+        "`bench/results/scale.jsonl`, `scale-2030-01-02T0000` |",
+        "| `bench.scale` | CPU B, 2 cores | 2029-12-31 | local 10.0 s, dask 8.3 s: speed-up 1.2× | "
+        "`bench/results/scale.jsonl`, `scale-2029-12-31T0000` |"]
+    assert benchmarks.write(tmp_path, check=True, say=quiet) == 0
+    store(tmp_path, _scale("2030-01-03T00:00:00+00:00", "CPU B", 1.5, 6.7), "scale", say=quiet)
+    assert benchmarks.write(tmp_path, check=True, say=quiet) == 1  # a new result makes the page stale
+
+
+def test_every_relative_link_of_the_readme_exists():
+    import re
+
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text())
+    local = [x for x in links if not re.match(r"[a-z]+://", x)]
+    assert len(local) >= 15 and "docs/img/report.png" in local
+    assert [x for x in local if not (ROOT / x).exists()] == []
