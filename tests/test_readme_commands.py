@@ -37,10 +37,10 @@ RUN_BY = {
     "schema": ("test_cli.py", '"schema"'), "compilers.install": ("test_compilers.py", "dry"),
     "images.build": ("test_containers.py", "images"), "images.host-plugin": ("conftest.py", "host_plugin"),
     "flags.search": ("test_flags.py", "flags.search("), "bisect": ("test_bisect.py", "bisect"),
-    "history": ("test_history.py", "steps("), "java.run": ("test_java_run.py", "run_java_cells"),
+    "history": ("test_history.py", "steps("),
     "bench.repeatability": ("test_bench_units.py", "repeatability.bench("),
     "bench.history": ("test_bisect.py", "bench_history"), "docs": ("test_docs.py", "site.build("),
-    "docs.benchmarks": ("test_docs.py", "benchmarks.write("), "docs.ct-tables": ("test_ct_readme.py", "ct_tables"),
+    "docs.benchmarks": ("test_docs.py", "benchmarks.write("), "test.repeat": ("test_testrepeat.py", "testrepeat.repeat("), "docs.ct-tables": ("test_ct_readme.py", "ct_tables"),
 }
 #: tasks no test runs whole, and why
 NOT_RUN = {
@@ -48,6 +48,9 @@ NOT_RUN = {
     "bench.peers": "a benchmark (minutes of measuring); its table code is test_bench_units'",
     "bench.java": "a benchmark (JMH forks, minutes); its ratios are test_java's",
     "bench.ct": "a benchmark over the whole catalogue (about half an hour); each cell's check is test_ct's",
+    "java.run": "matrix.run's preset for Java cells: test_java_run runs Java cells through matrix.run itself",
+    "bench.aa": "a benchmark (N + 1 quick runs); its judgement on stored runs is test_aa's",
+    "bench.mainjob": "a benchmark (the main job twice); its stage sums are what test_memo asserts per record",
 }
 #: command lines that are not the lab's, and where they run
 OTHER = {".ci/container-setup": "CI (.ci/run) runs it first", "CI=true bash .ci/run": "CI itself"}
