@@ -113,7 +113,7 @@ def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str 
         planted = None
         if plant and len(dirs) >= 2:
             planted = results.load(planted_copy(dirs[-1], plant, Path(tmp)), Path(tmp))
-        doc = {**header("aa"), "runs": [shown(d, results_dir.parent) for d in dirs],
+        doc = {**header("aa"), "runs": [f"{d.parent.name}/{d.name}" for d in dirs],  # machine/run id
                "wall_seconds": round(time.monotonic() - t0, 1), "goals": GOALS,
                **judge(frames, plant, planted)}
     if store_noise and len(dirs) >= 2:
