@@ -175,7 +175,9 @@ class Race:
     eliminations: list[tuple[int, str]] = field(default_factory=list)
 
     def estimate(self, e: Entry) -> stats.Estimate:
-        return headline(e.samples.timing_quantity(self.quantity, self.key_size), "min", 0.95)
+        s = e.samples
+        return headline(s.timing_quantity(self.quantity, self.key_size), s.cell.sampling.estimator,
+                        s.cell.sampling.confidence, s.run_noise)
 
     def costs(self, e: Entry) -> list[float]:
         return e.samples.timing_quantity(self.quantity, self.key_size).per_process

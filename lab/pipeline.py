@@ -137,7 +137,9 @@ class CellPipeline:
 
     # ------------------------------------------------------------ build
     def wants_ct(self, cell: Cell) -> bool:
-        return self.stages.ct or cell.profile.ct
+        """--ct, or a profile that asks for it in a whole walk (a run's: the flag search's and bisection's partial
+        walks build only what they race or gate)."""
+        return self.stages.ct or (cell.profile.ct and {"kat", "timing"} <= set(self.stages.programs))
 
     def programs(self, cell: Cell) -> list[str]:
         extra = [p for p in CT_PROGRAMS if p == "ct" or is_native(cell.target)] if self.wants_ct(cell) else []

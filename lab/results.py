@@ -621,6 +621,7 @@ def ct_columns(v: CtVerdict | None) -> dict:
 def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
     return {**base, "metric": metric, "unit": unit, "estimate": value, "ci_low": value, "ci_high": value,
             "estimator": "fact", "confidence": None, "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
+            "within": math.nan, "run_noise": None,
             "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
             "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None,
             "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan}

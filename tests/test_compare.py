@@ -29,7 +29,7 @@ def test_by_toolchain_finds_O0_slower_and_the_cli_prints_it(tmp_path):
     root = _checkout_with_an_O0_toolchain(tmp_path)
     env = {**os.environ, "CIPHERLAB_ROOT": str(root), "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
     common = ["--results-dir", str(tmp_path / "results"), "--build-dir", str(tmp_path / "build")]
-    r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "rc6", "--toolchains", "gcc-O3,gcc-O0",
+    r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "rc6", "--implementations", "default", "--toolchains", "gcc-O3,gcc-O0",
                         "--profile", "quick", "--no-report", "--no-icount", "--no-progress", *common],
                        cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -61,7 +61,7 @@ def test_each_version_line_is_a_profile_of_its_variant(lab):
     assert {"gcc-O3", "clang-O3", "icc-like", "gcc-djgpp1999", "sanitize"} <= set(lab.toolchain_names())
     assert lab.version_of("gcc-O3") is None and lab.toolchain("gcc-O3").cc == "gcc"
     m = lab.matrix()
-    assert (m.toolchains, m.targets, m.backend) == (["gcc-O3", "clang-O3", "icc-like", "gcc-djgpp1999"], ["host"],
+    assert (m.toolchains, m.targets, m.backend) == (["gcc-O3", "clang-O3", "openjdk17-c2"], ["host"],
                                                     "host")
 
 
@@ -112,21 +112,21 @@ def test_globs_select_toolchains(lab, tmp_path):
     with pytest.raises(UsageError, match="glob 'clang-2\\*-O3' matches no toolchain profile"):
         lab.toolchains_matching(["clang-2*-O3"])
     # the run plans exactly the matching profiles' cells
-    _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], toolchains=["clang-1[46]-O3"], results_dir=tmp_path,
+    _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], implementations="default", toolchains=["clang-1[46]-O3"], results_dir=tmp_path,
                                         build_dir=tmp_path))
     assert [c.toolchain.name for c in cells] == ["clang-14-O3", "clang-16-O3"]
     # a matrix file takes globs too, and a glob that matches nothing names the file and key
-    m = write(tmp_path / "m.yaml", "ciphers: [rc6]\ntoolchains: ['gcc-*-O3']\n")
+    m = write(tmp_path / "m.yaml", "ciphers: [rc6]\nimplementations: default\ntoolchains: ['gcc-*-O3']\n")
     assert lab.matrix(m).toolchains == [n for n in lab.toolchain_names() if n.startswith("gcc-") and
                                         n.endswith("-O3") and n != "gcc-O3"]
-    m.write_text("ciphers: [rc6]\ntoolchains: ['icx-*']\n")
+    m.write_text("ciphers: [rc6]\nimplementations: default\ntoolchains: ['icx-*']\n")
     with pytest.raises(ConfigError, match="key 'toolchains\\[0\\]'.*'icx-\\*' matches no toolchain"):
         lab.matrix(m)
 
 
 def test_versions_in_images_need_a_backend_that_uses_images(lab, tmp_path):
     def plan(backend):
-        _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3", "gcc-O3"],
+        _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], implementations="default", toolchains=["gcc-14-O3", "gcc-O3"],
                                             targets=["x86_64-trixie"], backend=backend, results_dir=tmp_path,
                                             build_dir=tmp_path))
         return {c.toolchain.name: c.unavailable for c in cells}
@@ -137,7 +137,7 @@ def test_versions_in_images_need_a_backend_that_uses_images(lab, tmp_path):
                                  "container)")
     assert host["gcc-O3"] is None  # a file profile on the host backend is what it always was
     assert plan("mixed") == plan("container") == {"gcc-14-O3": None, "gcc-O3": None}
-    _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-11-O3", "gcc-12-O3"], targets=["host"],
+    _, cells = plan_run(lab, RunRequest(ciphers=["rc6"], implementations="default", toolchains=["gcc-11-O3", "gcc-12-O3"], targets=["host"],
                                         backend="container", results_dir=tmp_path, build_dir=tmp_path))
     assert [c.unavailable for c in cells] == [
         "gcc 11 is found on this machine, and the container backend builds target host in the x86_64 image, which "
@@ -189,7 +189,7 @@ def test_a_version_that_is_not_installed_is_unavailable_naming_its_package(tmp_p
     # gcc-9 is not in Debian 12: never installed here, whatever else is
     lab = _lab_with_versions(tmp_path, '  - {family: gcc, version: "9", found: [host]}\n'
                                        '  - {family: gcc, version: "14", found: [x86_64-trixie]}\n')
-    out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-9-O3", "gcc-14-O3"], profile="smoke",
+    out = run(lab, RunRequest(ciphers=["rc6"], implementations="default", toolchains=["gcc-9-O3", "gcc-14-O3"], profile="smoke",
                               icount=False, results_dir=tmp_path / "results", build_dir=tmp_path / "build"))
     _, cells = results.read_run(out.run_dirs[0])
     by = {c.toolchain: c for c in cells}
@@ -284,7 +284,7 @@ def test_cross_gcc_14_and_clang_19_for_sparc64_in_debian_13_pass_and_are_counted
     # counted by the host's QEMU and plugin (the image's QEMU 10 loads none): without the fixture this test passed
     # only when an earlier test had copied the plugin, and failed on two workers from a fresh clone
     image_or_skip("sparc64-trixie", build_when_required=True)
-    out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3", "clang-19-O3"], targets=["sparc64-trixie"],
+    out = run(lab, RunRequest(ciphers=["rc6"], implementations="default", toolchains=["gcc-14-O3", "clang-19-O3"], targets=["sparc64-trixie"],
                               backend="mixed", profile="smoke", icount=True, results_dir=tmp_path / "results",
                               build_dir=tmp_path / "build"))
     _, cells = results.read_run(out.run_dirs[0])
@@ -306,7 +306,7 @@ def test_a_debian_13_image_without_the_plugin_gates_and_times_its_cells_and_says
     # 'plugin'"), and an emulated cell whose count fails fails whole: the gated, timed cell was lost
     image_or_skip("sparc64-trixie", build_when_required=True)
     assert not lab.target("sparc64-trixie").image_plugin and lab.target("sparc64").image_plugin
-    out = run(lab, RunRequest(ciphers=["rc6"], toolchains=["gcc-14-O3"], targets=["sparc64-trixie"],
+    out = run(lab, RunRequest(ciphers=["rc6"], implementations="default", toolchains=["gcc-14-O3"], targets=["sparc64-trixie"],
                               backend="container", profile="smoke", icount=True, results_dir=tmp_path / "results",
                               build_dir=tmp_path / "build"))
     _, cells = results.read_run(out.run_dirs[0])

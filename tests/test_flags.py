@@ -127,7 +127,7 @@ def test_the_search_is_a_run_and_its_winner_a_profile(found, lab):
             (row,) = speeds[speeds.toolchain == e["toolchain"]].itertuples()
             assert (e["estimate"], e["ci_low"], e["ci_high"]) == \
                 (pytest.approx(row.estimate), pytest.approx(row.ci_low), pytest.approx(row.ci_high))
-            assert row.confidence == 0.95 and row.estimator == "min"
+            assert row.confidence == 0.95 and row.estimator == "trimmed"  # the quick profile's, as the run stores it
     (p,) = flags.write_winner_profiles(lab, lab.toolchain("gcc-O3"), [found["cell"]], "cell",
                                        folder=found["tmp"])
     doc = yaml.safe_load(p.read_text())
@@ -209,8 +209,9 @@ def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
     from lab import stats
 
     costs, work = _two_layouts(100.0, 10, 137.0, 10), c.impl.block_bits * 1e6
-    want = stats.estimate(costs, "min", 0.95).inverted(work)
-    other90 = stats.estimate(costs, "min", 0.90).inverted(work)
+    s = c.sampling  # the profile's estimator and the machine's run-to-run noise, as the report's headline
+    want = stats.estimate(costs, s.estimator, 0.95, run_noise=s.run_noise).inverted(work)
+    other90 = stats.estimate(costs, s.estimator, 0.90, run_noise=s.run_noise).inverted(work)
     assert (best.estimate.ci_low, best.estimate.ci_high) == (pytest.approx(want.ci_low), pytest.approx(want.ci_high))
     assert other90.ci_low != pytest.approx(want.ci_low, rel=1e-6)
     same = [entry(_two_layouts(100.0, 10, 137.0, 10)), entry(_two_layouts(100.5, 10, 136.0, 10))]

@@ -878,13 +878,16 @@ def test_quantity_row_from_its_definitions():
     assert nist.n < nist.n_total  # 160 is beyond 3 sd: NIST's value leaves it out
     want = {"cell": "c", "metric": "encrypt_speed", "key_size": 128, "n_blocks": None, "unit": "Kbit/s",
             "estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "estimator": "median",
-            "confidence": 0.9, "processes": 7, "precision": est.precision, "precision_target": 0.02, "below_resolution": False,
+            "confidence": 0.9, "processes": 7, "precision": est.precision, "precision_target": 0.02,
+            "run_noise": 0.0, "below_resolution": False,
             "bound": None, "value": 128e6 / nist.value, "median": 128e6 / nist.median,
             "std": 128e6 / nist.value * nist.std / nist.value, "min": 128e6 / 160.0, "max": 128e6 / 99.0,
             "n": nist.n, "n_total": len(samples), "counter": "clock-monotonic", "per_process": pp,
             "precision_met": est.precision <= 0.02}
     gauge = [row.pop(k) for k in ("gauge_relative", "gauge_relative_low", "gauge_relative_high")]
     assert all(g != g for g in gauge)  # NaN: these processes measured no machine-speed gauge (tests/test_gauge.py)
+    within = row.pop("within")
+    assert within != within  # NaN: only the trimmed estimator's interval has a within-run part
     assert row.keys() == want.keys()
     for k, v in want.items():
         assert row[k] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), k
