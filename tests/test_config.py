@@ -193,7 +193,7 @@ def test_every_preset_is_a_valid_matrix_and_is_chosen_by_name(lab):
     from lab.request import RunRequest
 
     names = sorted(p.stem for p in (lab.root / "presets").glob("*.yaml"))
-    assert names == ["compilers", "compilers-cross", "full"]
+    assert names == ["compilers", "compilers-cross", "full", "toolchains"]
     for n in names:
         lab.matrix(lab.root / "presets" / f"{n}.yaml")
     assert RunRequest(preset="full").matrix_path(lab.root) == lab.root / "presets" / "full.yaml"
