@@ -46,6 +46,10 @@ class Command:
 
 
 DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
+#: the part of the matrix a benchmark narrows to (bench.mainjob, bench.aa)
+MATRIX_PART = (Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
+               Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
+               Opt("profile", "measurement profile (default: the matrix's)"))
 REPORTS_DIR = Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest "
                   "points at it)")
 # the run's options: RunRequest's fields (lab/request.py, the one table), then what only the command line has
@@ -144,24 +148,20 @@ COMMANDS: tuple[Command, ...] = (
     Command("bench-mainjob", "the main job cold (empty build folder) and warm (unchanged, again): each stage's "
             "job time, reuse, the report's size and render time, the share of quantities that met their precision",
             "bench_mainjob", (
-                Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
-                Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
-                Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON file to write (default bench/results/mainjob-DATE.json)"),
+                *MATRIX_PART,
+                Opt("out", "JSON-lines file to append to (default bench/results/mainjob.jsonl)"),
                 DEBUG), invoke="bench.mainjob"),
     Command("bench-aa", "A/A pairs of quick runs: do the 95 % intervals cover the next run; calibrate the "
             "machine's run-to-run noise; compare's false changes and power on a planted 3 % slowdown",
             "bench_aa", (
                 Opt("pairs", "A/A pairs to measure (runs: pairs + 1)", "int", default=10),
-                Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
-                Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
-                Opt("profile", "measurement profile (default: the matrix's)"),
+                *MATRIX_PART,
                 Opt("plant", "the cipher whose encryption is made 3 % slower in a copy of the last run", "str",
                     default="serpent"),
                 Opt("store", "store the fitted noise in results/<machine>/noise.json (default; --no-store)",
                     "switch", default=True),
                 Opt("runs", "judge stored runs (consecutive pairs) instead of measuring", "csv"),
-                Opt("out", "JSON file to write (default bench/results/aa-DATE.json)"),
+                Opt("out", "JSON-lines file to append to (default bench/results/aa.jsonl)"),
                 DEBUG), invoke="bench.aa"),
     Command("java-run", "matrix.run's preset for Java cells: every Java implementation and Java peer (ciphers with Java "
             "code) under openjdk17-c2 unless --toolchains names other JVM (or C) profiles", "java_run", RUN_OPTS,

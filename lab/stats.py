@@ -280,7 +280,7 @@ def compare_estimates(a: Estimate, b: Estimate, confidence: float = 0.95, min_ef
         return Comparison(ratio, math.nan, math.nan, 1.0, "no change")
     hw = z_value(confidence) * s
     low, high = ratio * math.exp(-hw), ratio * math.exp(hw)
-    p = float(2 * sps.norm.sf(abs(math.log(ratio)) / s)) if s > 0 else float(ratio == 1.0) or 0.0
+    p = float(2 * sps.norm.sf(abs(math.log(ratio)) / s)) if s > 0 else float(ratio == 1.0)
     decided = (low > 1 or high < 1) and abs(ratio - 1) >= min_effect
     verdict = "no change"
     if decided:
