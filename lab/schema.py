@@ -282,9 +282,9 @@ class Profile(Strict):
     def sampling_for(self, cipher: str, jvm: bool = False) -> Sampling:
         o = self.per_cipher.get(cipher)
         upd = {k: v for k, v in o.model_dump().items() if v is not None} if o else {}
-        if jvm:  # no machine-speed gauge in a JVM: the gauge rule does not apply
+        if jvm:  # a JVM process is costlier: Java's own process counts and budget
             upd.update(min_processes=self.jvm.min_processes, max_processes=self.jvm.max_processes,
-                       budget_seconds=self.jvm.budget_seconds, gauge_precision=None, gauge_max_processes=None)
+                       budget_seconds=self.jvm.budget_seconds)
         return self.sampling.model_copy(update=upd) if upd else self.sampling
 
 

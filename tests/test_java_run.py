@@ -367,6 +367,8 @@ def test_java_cells_sample_by_the_profiles_jvm_settings(lab):
     c = Cell(lab.cipher("rc6").impls["ref"], lab.toolchain("gcc-O3"), lab.target("host"), (128,), quick)
     assert (j.sampling.min_processes, j.sampling.max_processes, j.sampling.budget_seconds) == (5, 8, 8)
     assert (c.sampling.min_processes, c.sampling.max_processes, c.sampling.budget_seconds) == (8, 12, 6)
-    assert j.sampling.gauge_precision is None and c.sampling.gauge_precision == 0.003
+    # the same run-to-run interval for both languages: the profile's estimator and the machine's noise prior
+    assert (j.sampling.estimator, j.sampling.run_noise) == (c.sampling.estimator, c.sampling.run_noise) == \
+        ("trimmed", 0.01)
     assert j.cycle_sizes == (1, 1024) and c.cycle_sizes == (1, 16, 128, 1024, 32768)
     assert j.sampling.precision == c.sampling.precision == 0.03 and j.sampling.samples == c.sampling.samples
