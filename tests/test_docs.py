@@ -79,3 +79,14 @@ def test_every_relative_link_of_the_readme_exists():
     local = [x for x in links if not re.match(r"[a-z]+://", x)]
     assert len(local) >= 15 and "docs/img/report.png" in local
     assert [x for x in local if not (ROOT / x).exists()] == []
+
+
+def test_the_readme_layout_lists_everything_at_the_root():
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    top = {p.split("/")[0] for p in tracked.splitlines()} - {".gitignore"}
+    layout = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("```")[1]
+    listed = {ln.split()[0].split("/")[0] for ln in layout.splitlines() if ln.strip() and not ln.startswith(" ")}
+    assert top and top <= listed, f"at the root but not in the README's layout: {sorted(top - listed)}"
+    assert listed <= top, f"in the README's layout but not at the root: {sorted(listed - top)}"

@@ -13,7 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "figure.dpi": 96})
+# labels of at least 11 px in the page (issue 45: 7-8 px labels were unreadable)
+plt.rcParams.update({"svg.fonttype": "none", "font.size": 11, "figure.dpi": 96})
+SMALL = 10
 
 
 # A chart of many points keeps a page's width (the history page is 1,100 px wide) and writes every k-th x label.
@@ -37,7 +39,7 @@ def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str,
     draws each value's confidence interval as an error bar."""
     if not labels:
         return ""
-    h = 0.28 * len(labels) + 1.0
+    h = 0.34 * len(labels) + 1.2
     fig, ax = plt.subplots(figsize=(7.0, h))
     y = list(range(len(labels)))[::-1]
     best = (max if highlight_best == "max" else min)(values)
@@ -51,15 +53,15 @@ def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str,
     ax.barh(y, values, xerr=xerr, color=colors, error_kw={"elinewidth": 0.8, "ecolor": "#333", "capsize": 2})
     ax.set_yticks(y, labels)
     ax.set_xlabel(xlabel)
-    ax.set_title(title, loc="left", fontsize=10)
+    ax.set_title(title, loc="left", fontsize=12)
     for yi, v in zip(y, values):
-        ax.text(v, yi, f" {v:,.0f}" if v >= 100 else f" {v:,.2f}", va="center", fontsize=7)
+        ax.text(v, yi, f" {v:,.0f}" if v >= 100 else f" {v:,.2f}", va="center", fontsize=SMALL)
     ax.spines[["top", "right"]].set_visible(False)
     ax.margins(x=0.15)
     ax.set_xlim(left=0)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     if note:
-        fig.text(0.01, -0.02, note, fontsize=7, color="#555", ha="left", va="top", wrap=True)
+        fig.text(0.01, -0.02, note, fontsize=SMALL, color="#555", ha="left", va="top", wrap=True)
     return _svg(fig)
 
 
@@ -73,15 +75,15 @@ def stacked_normalised(t: pd.DataFrame, *, title: str, off_scale_factor: float =
     med = t.metric.median()
     omitted = [f"{r} ({v:,.1f})" for r, v in zip(t.row, t.metric) if v > off_scale_factor * med]
     t = t[t.metric <= off_scale_factor * med]
-    h = 0.28 * len(t) + 1.0
+    h = 0.34 * len(t) + 1.2
     fig, ax = plt.subplots(figsize=(7.0, h))
     y = list(range(len(t)))[::-1]
     ax.barh(y, t.enc_norm, color="#4a78b5", label="encryption time / best")
     ax.barh(y, t.key_norm, left=t.enc_norm, color="#e39b3a", label="key setup time / best")
     ax.set_yticks(y, list(t.row))
     ax.set_xlabel("normalised key setup + encryption (2 = best in both; lower is better)")
-    ax.set_title(title, loc="left", fontsize=10)
-    ax.legend(loc="upper right", fontsize=7, frameon=False)
+    ax.set_title(title, loc="left", fontsize=12)
+    ax.legend(loc="upper right", fontsize=SMALL, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig), omitted
 
@@ -91,13 +93,15 @@ def heatmap(matrix: pd.DataFrame, *, title: str, cbar_label: str) -> str:
     if matrix.empty:
         return ""
     fig, ax = plt.subplots(figsize=(1.2 * len(matrix.columns) + 3.0, 0.3 * len(matrix) + 1.2))
-    im = ax.imshow(matrix.values, aspect="auto", cmap="RdYlGn", vmin=0.5, vmax=1.0)
+    low = float(np.nanmin(matrix.values)) if np.isfinite(matrix.values).any() else 0.5
+    # the colour scale spans the data (a value of 0.23 is not clipped at 0.5), and text stays readable on it
+    im = ax.imshow(matrix.values, aspect="auto", cmap="RdYlGn", vmin=min(0.5, low), vmax=1.0)
     ax.set_xticks(range(len(matrix.columns)), list(matrix.columns), rotation=30, ha="right")
     ax.set_yticks(range(len(matrix.index)), [str(i) for i in matrix.index])
     for (i, j), v in np.ndenumerate(matrix.values):
         if np.isfinite(v):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    ax.set_title(title, loc="left", fontsize=10)
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=SMALL)
+    ax.set_title(title, loc="left", fontsize=12)
     fig.colorbar(im, ax=ax, label=cbar_label, shrink=0.8)
     return _svg(fig)
 
@@ -117,12 +121,14 @@ def scatter_memory(mem: pd.DataFrame, *, title: str) -> str:
         sel = m.cipher == c
         ax.scatter(x[sel].clip(lower=1), m.encrypt_speed[sel], s=28, color=cmap(k % 20), label=c)
         for xi, yi, r in zip(x[sel], m.encrypt_speed[sel], m.row[sel]):
-            ax.annotate(r, (max(xi, 1), yi), fontsize=6, xytext=(3, 2), textcoords="offset points")
+            ax.annotate(r, (max(xi, 1), yi), fontsize=SMALL, xytext=(3, 2), textcoords="offset points")
     ax.set_xscale("log")
     ax.set_xlabel("static tables + one key schedule (bytes, log scale)")
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.set_ylabel("encryption speed (Kbit/s)")
-    ax.set_title(title, loc="left", fontsize=10)
+    if m.encrypt_speed.max() > 30 * m.encrypt_speed.min():  # hardware beside portable: orders of magnitude
+        ax.set_yscale("log")
+    ax.set_ylabel("encryption speed (Kbit/s" + (", log scale)" if ax.get_yscale() == "log" else ")"))
+    ax.set_title(title, loc="left", fontsize=12)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
 
@@ -152,8 +158,8 @@ def version_trend(series: dict[str, list[tuple[str, float, float, float]]], *, t
     shown = list(xs.items())[::every]
     ax.set_xticks([i for _, i in shown], [v for v, _ in shown], rotation=30, ha="right")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, loc="left", fontsize=10)
-    ax.legend(fontsize=7, frameon=False)
+    ax.set_title(title, loc="left", fontsize=12)
+    ax.legend(fontsize=SMALL, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     return _svg(fig)
