@@ -97,7 +97,7 @@ def verify(cipher=None, vectors=None, impl=None, toolchain=None, target=None, sh
 def ct(cipher=None, impl=None, toolchain=None, target=None, dudect=None, jobs=None, json=None,
        build_dir=None, quick_gate=False) -> int:
     import json as json_
-    from . import ct as ctcheck
+    from . import ctcheck
     from .plan import Cell
     from .verify import implementations
 

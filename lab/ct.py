@@ -40,85 +40,13 @@ from .buildplan import is_native
 from .config import Target
 from .elf import MarkerError, marker_addresses
 from .icount import no_plugin
+from .models import (DUDECT_THRESHOLD, INPUTS, CtVerdict, Divergence, DudectOp, DudectVerdict,  # noqa: F401
+                     Model, OpVerdict)
 
-INPUTS = 8
 DUDECT_MEASUREMENTS = 20000
-DUDECT_THRESHOLD = 4.5
 DUDECT_PERCENTILES = 100
 OPS = ("ekey", "dkey", "encrypt", "decrypt")
 INSN, LOAD, STORE = 0, 1, 2
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Divergence(Model):
-    """Where the event streams of two secret inputs first part."""
-
-    kind: Literal["branch", "memory"]   # a branch that went another way / a secret-dependent access address
-    address: str                        # the instruction (hex): the branch, or the accessing instruction
-    function: str = ""                  # innermost function (inlined ones included) by addr2line
-    symbol: str = ""                    # the function symbol holding the instruction
-    location: str = ""                  # file:line by addr2line ("" when it knows none)
-    event: int = 0                      # index of the first differing event of the region's stream
-    inputs: tuple[int, int] = (0, 1)    # the two inputs compared
-    detail: str = ""                    # e.g. "next instruction 0x4011a0 vs 0x4011c4", "load 8 bytes"
-
-    def line(self) -> str:
-        what = "secret-dependent branch" if self.kind == "branch" else "secret-dependent memory access"
-        where = self.location or "?"
-        fn = self.function or self.symbol or "?"
-        return f"{what} at {where} ({fn}, {self.address})" + (f": {self.detail}" if self.detail else "")
-
-
-class OpVerdict(Model):
-    op: str
-    key_size: int
-    verdict: Literal["clean", "leak"]
-    inputs: int
-    control_differs: bool = False       # the instruction-address hashes differ
-    memory_differs: bool = False        # the memory-access hashes differ
-    distinct: int = 1                   # distinct (control, memory) hash pairs among the inputs
-    divergence: Divergence | None = None
-
-
-class DudectOp(Model):
-    op: str
-    key_size: int
-    measurements: int                   # after dropping warm-up measurements
-    t: float                            # the largest |t| over the uncropped and cropped tests
-    verdict: Literal["clean", "leak"]
-
-
-class DudectVerdict(Model):
-    verdict: Literal["clean", "leak", "unavailable"]
-    reason: str = ""
-    threshold: float = DUDECT_THRESHOLD
-    counter: str = ""
-    ops: tuple[DudectOp, ...] = ()
-
-    @property
-    def t(self) -> float:
-        return max((o.t for o in self.ops), default=0.0)
-
-
-class CtVerdict(Model):
-    """The trace verdict of one cell: clean (every op hashed alike for every input), leak, or unavailable."""
-
-    verdict: Literal["clean", "leak", "unavailable"]
-    reason: str = ""                    # why unavailable, or a one-line summary of the leak
-    inputs: int = INPUTS
-    ops: tuple[OpVerdict, ...] = ()
-    dudect: DudectVerdict | None = None
-
-    @property
-    def first_divergence(self) -> Divergence | None:
-        return next((o.divergence for o in self.ops if o.divergence), None)
-
-    @property
-    def leaking_ops(self) -> list[OpVerdict]:
-        return [o for o in self.ops if o.verdict == "leak"]
 
 
 class CtError(RuntimeError):
@@ -353,114 +281,6 @@ def dudect(backend: Backend, target: Target, program: Path | None, *, impl: str,
                          ops=tuple(ops))
 
 
-# ------------------------------------------------------------- cells (command, bench)
-class CellCheck(Model):
-    """One cell's checks, for the command line and the benchmark (the run pipeline calls :func:`check`)."""
-
-    cell: str
-    impl: str
-    toolchain: str
-    target: str
-    claim: bool | None                  # constant_time: in cipher.yaml (None: peers, not stated)
-    verdict: CtVerdict
-    seconds: float = 0.0                # the check itself (trace runs, addr2line, dudect)
-    gate_seconds: float = 0.0           # its share of the builds plus its known-answer gate
-
-    @property
-    def refutes_claim(self) -> bool:
-        return self.claim is True and self.verdict.verdict == "leak"
-
-    def lines(self) -> list[str]:
-        v = self.verdict
-        claim = {True: "claimed constant time", False: "claimed not constant time", None: "no claim"}[self.claim]
-        dud = f"; dudect max |t| {v.dudect.t:.1f} ({v.dudect.verdict})" if v.dudect and v.dudect.ops else ""
-        head = f"{self.cell}: {v.verdict.upper()} ({claim}){dud}"
-        if v.verdict == "unavailable":
-            return [f"{head}: {v.reason}"]
-        out = [head]
-        for o in v.leaking_ops:
-            out.append(f"  {o.op} {o.key_size}: " + (o.divergence.line() if o.divergence else
-                                                     "regions differ (no trace)"))
-        return out
-
-
-def _unavailable(cell, reason: str, gate_seconds: float = 0.0) -> CellCheck:
-    return CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name, target=cell.target.name,
-                     claim=cell.impl.constant_time, verdict=CtVerdict(verdict="unavailable", reason=reason),
-                     gate_seconds=round(gate_seconds, 2))
-
-
-def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: int = 1, timeout: float = 600,
-                dudect_measurements: int = DUDECT_MEASUREMENTS, quick_gate: bool = False,
-                say=lambda s: None) -> list[CellCheck]:
-    """Builds, gates (known answers) and checks cells (lab.plan.Cell) through the one cell pipeline
-    (lab.pipeline: build -> gate -> trace check, in `jobs` threads; then dudect one cell at a time under the
-    machine's timing lock); one cell's failure is that cell's "unavailable", never the end of the others.
-    ``quick_gate``: every short record, the n-block check and the checksum chain, but only every
-    ``QUICK_LONG_EVERY``-th long (iterated) record (``kat --long-every``), as the flag search's race."""
-    import time
-
-    from .build import Builder
-    from .pipeline import QUICK_LONG_EVERY, CellPipeline, Final, Stages
-    from .plan import unavailable_reason
-    from .results import new_run_id
-
-    cells = [c.with_timeout(timeout) for c in cells]
-    pipeline = CellPipeline(backend, Builder(lab.root, build_dir, backend),
-                            Stages(programs=("kat",), ct=True, ct_dir=build_dir / "ct", kat_cache=build_dir / "kat-cache",
-                                   dudect_measurements=dudect_measurements, run_id=new_run_id("ct"),
-                                   kat_long_every=QUICK_LONG_EVERY if quick_gate else 1), say)
-    out: dict[str, CellCheck] = {}
-    live = []
-    for cell in cells:
-        why = cell.unavailable or unavailable_reason(cell)
-        if why:
-            out[cell.id] = _unavailable(cell, f"unavailable: {why}")
-        else:
-            live.append(cell)
-    t0 = time.monotonic()
-    done = pipeline.prepare_all(live, jobs)
-    share = (time.monotonic() - t0) / max(1, len(live))
-    checked = []
-    for item in done:
-        cell = item.cell
-        if isinstance(item, Final):
-            what = {"unavailable": "unavailable", "build_failed": "build failed"}.get(
-                item.status, f"known-answer gate: {item.status}")
-            out[cell.id] = _unavailable(cell, f"{what}: {item.reason}", share)
-        else:
-            checked.append(item)
-    if dudect_measurements and any("dudect" in p.built.results for p in checked):
-        with backend.timing_lock(pipeline.stages.run_id, say=say):  # dudect times the CPU: nothing else of ours
-            for p in checked:
-                try:
-                    pipeline.dudect(p)
-                except Exception as e:  # one failing cell never kills the others
-                    p.ct = p.ct.model_copy(update={"dudect": DudectVerdict(
-                        verdict="unavailable", reason=f"internal error: {type(e).__name__}: {e}")})
-    for p in checked:
-        cell = p.cell
-        out[cell.id] = CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name,
-                                 target=cell.target.name, claim=cell.impl.constant_time, verdict=p.ct,
-                                 seconds=round(p.stages.get("ct", 0) + p.stages.get("dudect", 0), 2),
-                                 gate_seconds=round(share, 2))
-    result = [out[c.id] for c in cells]
-    for r in result:
-        say("\n".join(r.lines()))
-    return result
-
-
-def ct_backend(lab, build_dir: Path, engine: str = "auto") -> Backend:
-    """The backend the ct command uses: the mixed backend (the host target here, every target with an image
-    in its container), whose static ct programs run under this machine's QEMU and plugin for every target
-    (images built before the plugin had mode=ct cannot trace).  Images are not rebuilt by a check."""
-    from .pipeline import make_backend
-
-    be = make_backend(lab, "mixed", engine=engine, build_dir=build_dir, progress=lambda s: None)
-    be.auto_build = False  # type: ignore[attr-defined]  (no engine is looked for until a target needs one)
-    return be
-
-
-__all__ = ["check", "check_cells", "ct_backend", "CellCheck", "dudect", "welch_t", "first_divergence", "locate",
+__all__ = ["check", "dudect", "welch_t", "first_divergence", "locate",
            "CtVerdict", "OpVerdict", "Divergence", "DudectVerdict", "DudectOp", "CtError", "INPUTS",
            "DUDECT_MEASUREMENTS", "DUDECT_THRESHOLD"]

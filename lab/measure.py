@@ -24,7 +24,7 @@ from . import protocol, system
 from .backends import Backend, Completed
 from .plan import Cell
 from .quantities import Quantity, all_settled, cycle_quantities, timing_quantities, worst_precision
-from .results import Gauge
+from .models import Gauge
 
 
 class OutputError(ValueError):
@@ -92,7 +92,7 @@ def parse_cycles(c: Completed, cell: Cell) -> tuple[float | None, list[dict]]:
 
 
 def parse_gauge(c: Completed, program: str) -> dict | None:
-    """The machine-speed gauge of one timing or cycles process in the stored form (lab.results.Gauge); None
+    """The machine-speed gauge of one timing or cycles process in the stored form (lab.models.Gauge); None
     when the program measured none (the instruction counter)."""
     g = next(iter(protocol.of(_records(c, program), protocol.GaugeRecord)), None)
     return g.stored() if g else None
@@ -110,7 +110,7 @@ def failure_status(c: Completed) -> str:
 
 # ------------------------------------------------------------ one cell's data
 def _per_iteration(process: dict):
-    """A stored process's gauge samples per iteration (lab.results.Gauge), or None."""
+    """A stored process's gauge samples per iteration (lab.models.Gauge), or None."""
     g = process.get("gauge")
     return Gauge.model_validate(g).per_iteration() if g else None
 

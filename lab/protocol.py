@@ -196,7 +196,7 @@ class GaugeRecord(_Record):
     samples: list[int] = Field(min_length=1)
 
     def stored(self) -> dict:
-        """The stored form (lab.results.Gauge)."""
+        """The stored form (lab.models.Gauge)."""
         return self.model_dump(exclude={"type"})
 
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import stats
 from .errors import RunError, UserError
-from .ct import CtVerdict
+from .models import CtVerdict, Gauge
 from .status import STATUSES, Status
 from .quantities import Quantity, cycle_quantities, gauge_relative, headline, timing_quantities
 
@@ -77,18 +77,6 @@ class KatInfo(Model):
 class TimingOp(Model):
     per_sample: int  # blocks (encrypt, decrypt) or key pairs (key_setup) in one sample
     ns: list[int]
-
-
-class Gauge(Model):
-    """The machine-speed gauge's raw samples in one measuring process (None in runs made before it existed)."""
-    workload: str  # the reference workload's name (c_src/harness/util.h): gauges of different ones never mix
-    per_sample: int  # iterations in one sample
-    unit: str  # ns (timing) or the cycles program's counter unit
-    samples: list[int]
-
-    def per_iteration(self) -> np.ndarray:
-        """The samples per iteration, one per round (what a cell's samples of the same round are paired with)."""
-        return np.asarray(self.samples, dtype=float) / self.per_sample
 
 
 class TimingProcess(Model):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lab import ct
+from lab import ct, ctcheck
 from lab.plan import Cell
 
 from .conftest import ROOT, image_or_skip
@@ -32,11 +32,11 @@ def cells(lab, names: list[str], toolchain: str, target: str) -> list[Cell]:
     return out
 
 
-def checked(lab, names, toolchain, target, build_dir, dudect=0) -> dict[str, ct.CellCheck]:
-    be = ct.ct_backend(lab, build_dir)
+def checked(lab, names, toolchain, target, build_dir, dudect=0) -> dict[str, ctcheck.CellCheck]:
+    be = ctcheck.ct_backend(lab, build_dir)
     try:
         be.prepare([lab.target(target)])
-        got = ct.check_cells(lab, cells(lab, names, toolchain, target), be, build_dir=build_dir, jobs=2,
+        got = ctcheck.check_cells(lab, cells(lab, names, toolchain, target), be, build_dir=build_dir, jobs=2,
                              dudect_measurements=dudect)
     finally:
         be.close()
@@ -239,7 +239,7 @@ def test_a_host_cell_without_a_plugin_says_why_it_could_not_be_built(fixture_lab
     assert be.plugin_path(host) is None
     assert be.plugin_path(sparc) == PLUGIN_IN_IMAGE  # the image's plugin, for the programs run in the image
     assert be.plugin_path(fixture_lab.target("sparc64-trixie")) is None  # an image without one: none at all
-    got = ct.check_cells(fixture_lab, cells(fixture_lab, ["rc6/ref"], "gcc-O3", "host"), be,
+    got = ctcheck.check_cells(fixture_lab, cells(fixture_lab, ["rc6/ref"], "gcc-O3", "host"), be,
                          build_dir=tmp_path / "b", jobs=1, dudect_measurements=0)
     v = got[0].verdict
     assert v.verdict == "unavailable" and "apt-get update failed (exit 100): offline" in v.reason, v

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .. import ct
+from .. import ct, ctcheck
 from ..config import Lab
 from ..plan import Cell
 from . import header, store
@@ -24,13 +24,13 @@ TARGETS = ["host", "sparc64", "mips64"]
 TOOLCHAINS = ["gcc-O3", "clang-O3"]
 
 
-def cause(c: ct.CellCheck) -> str:
+def cause(c: ctcheck.CellCheck) -> str:
     kinds = {o.divergence.kind if o.divergence else "unlocated" for o in c.verdict.leaking_ops}
     return "+".join(sorted(kinds))
 
 
-def summary(checks: list[ct.CellCheck]) -> dict:
-    by_impl: dict[str, list[ct.CellCheck]] = {}
+def summary(checks: list[ctcheck.CellCheck]) -> dict:
+    by_impl: dict[str, list[ctcheck.CellCheck]] = {}
     for c in checks:
         by_impl.setdefault(c.impl, []).append(c)
     leaks = [c for c in checks if c.verdict.verdict == "leak"]
@@ -77,17 +77,17 @@ def bench(lab: Lab, ciphers=None, implementations: str = "all", toolchains=None,
            "targets": [], "dudect_measurements": dudect, "inputs": ct.INPUTS, "wall_seconds": {}, "cells": [],
            "gate": "quick" if quick_gate else "full"}
     build_dir = lab.root / "build"
-    checks: list[ct.CellCheck] = []
+    checks: list[ctcheck.CellCheck] = []
     for tname in targets:
         tg = lab.target(tname)
         cells = [Cell(im, lab.toolchain(tc), tg, im.key_bits, profile) for tc in toolchains for c in ciphers
                  for im in pick(lab, c, selection, "--implementations")]
         say(f"{tname}: {len(cells)} cells")
         t0 = time.monotonic()
-        be = ct.ct_backend(lab, build_dir)
+        be = ctcheck.ct_backend(lab, build_dir)
         try:
             be.prepare([tg])
-            got = ct.check_cells(lab, cells, be, build_dir=build_dir, jobs=jobs, dudect_measurements=dudect,
+            got = ctcheck.check_cells(lab, cells, be, build_dir=build_dir, jobs=jobs, dudect_measurements=dudect,
                                  quick_gate=quick_gate, say=say)
         finally:
             be.close()

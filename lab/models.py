@@ -1,0 +1,105 @@
+"""The typed values shared by several layers, at the bottom of the lab: they import nothing of ours.
+
+Records that a stage produces and a later one stores or reads (the constant-time verdict a run records, the
+machine-speed gauge of a measuring process, a flag search's outcome) live here, so that the module that makes
+them and the one that stores them both import down (docs/architecture.md, "Layers").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+
+# ------------------------------------------------------------------ constant time (lab/ct.py makes these)
+INPUTS = 8  # secret inputs per op of the trace check
+DUDECT_THRESHOLD = 4.5  # |t| above which dudect calls a leak
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Divergence(Model):
+    """Where the event streams of two secret inputs first part."""
+
+    kind: Literal["branch", "memory"]   # a branch that went another way / a secret-dependent access address
+    address: str                        # the instruction (hex): the branch, or the accessing instruction
+    function: str = ""                  # innermost function (inlined ones included) by addr2line
+    symbol: str = ""                    # the function symbol holding the instruction
+    location: str = ""                  # file:line by addr2line ("" when it knows none)
+    event: int = 0                      # index of the first differing event of the region's stream
+    inputs: tuple[int, int] = (0, 1)    # the two inputs compared
+    detail: str = ""                    # e.g. "next instruction 0x4011a0 vs 0x4011c4", "load 8 bytes"
+
+    def line(self) -> str:
+        what = "secret-dependent branch" if self.kind == "branch" else "secret-dependent memory access"
+        where = self.location or "?"
+        fn = self.function or self.symbol or "?"
+        return f"{what} at {where} ({fn}, {self.address})" + (f": {self.detail}" if self.detail else "")
+
+
+class OpVerdict(Model):
+    op: str
+    key_size: int
+    verdict: Literal["clean", "leak"]
+    inputs: int
+    control_differs: bool = False       # the instruction-address hashes differ
+    memory_differs: bool = False        # the memory-access hashes differ
+    distinct: int = 1                   # distinct (control, memory) hash pairs among the inputs
+    divergence: Divergence | None = None
+
+
+class DudectOp(Model):
+    op: str
+    key_size: int
+    measurements: int                   # after dropping warm-up measurements
+    t: float                            # the largest |t| over the uncropped and cropped tests
+    verdict: Literal["clean", "leak"]
+
+
+class DudectVerdict(Model):
+    verdict: Literal["clean", "leak", "unavailable"]
+    reason: str = ""
+    threshold: float = DUDECT_THRESHOLD
+    counter: str = ""
+    ops: tuple[DudectOp, ...] = ()
+
+    @property
+    def t(self) -> float:
+        return max((o.t for o in self.ops), default=0.0)
+
+
+class CtVerdict(Model):
+    """The trace verdict of one cell: clean (every op hashed alike for every input), leak, or unavailable."""
+
+    verdict: Literal["clean", "leak", "unavailable"]
+    reason: str = ""                    # why unavailable, or a one-line summary of the leak
+    inputs: int = INPUTS
+    ops: tuple[OpVerdict, ...] = ()
+    dudect: DudectVerdict | None = None
+
+    @property
+    def first_divergence(self) -> Divergence | None:
+        return next((o.divergence for o in self.ops if o.divergence), None)
+
+    @property
+    def leaking_ops(self) -> list[OpVerdict]:
+        return [o for o in self.ops if o.verdict == "leak"]
+
+
+
+# ------------------------------------------------------------------ the machine-speed gauge (lab/measure.py)
+class Gauge(BaseModel):
+    """The machine-speed gauge's raw samples in one measuring process (None in runs made before it existed)."""
+    model_config = ConfigDict(extra="forbid")
+    workload: str  # the reference workload's name (c_src/harness/util.h): gauges of different ones never mix
+    per_sample: int  # iterations in one sample
+    unit: str  # ns (timing) or the cycles program's counter unit
+    samples: list[int]
+
+    def per_iteration(self) -> np.ndarray:
+        """The samples per iteration, one per round (what a cell's samples of the same round are paired with)."""
+        return np.asarray(self.samples, dtype=float) / self.per_sample
