@@ -111,6 +111,17 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("json", "also write every cell's verdict as JSON to this file"),
                 Opt("build_dir", "where builds go (default build/ in the checkout)"),
                 DEBUG)),
+    Command("ct-blame", "why a leaking cell leaks: the compiler version, the flag and the optimisation pass that "
+            "make it, each confirmed by a rebuild that passes its known answers and is clean; else 'in the source'",
+            "ct_blame", (
+                Opt("cipher", "cipher name", positional=True),
+                Opt("impl", "the implementation's name (default: the cipher's default)"),
+                Opt("toolchain", "the toolchain profile of the leaking cell (default gcc-O3)"),
+                Opt("target", "the target (default host)"),
+                Opt("space", "flag space YAML (default flags/ct-blame.yaml)"),
+                Opt("json", "also write the findings as JSON to this file"),
+                Opt("build_dir", "where builds go (default build/ in the checkout)"),
+                DEBUG)),
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
             "catalogue", (Opt("peers", "include the peer libraries", "flag"), DEBUG)),

@@ -132,6 +132,34 @@ def ct(cipher=None, impl=None, toolchain=None, target=None, dudect=None, jobs=No
     return EXIT_FAILED if leaks else 0
 
 
+def ct_blame(cipher=None, impl=None, toolchain=None, target=None, space=None, json=None, build_dir=None,
+             lab=None) -> int:
+    from . import ctblame, ctcheck
+    from .plan import Cell
+    from .verify import implementations
+
+    lab = lab or _lab()
+    lab.cipher(cipher)
+    impls = implementations(lab, cipher, impl or "default")
+    if len(impls) != 1:
+        raise UsageError(f"option --impl: ct-blame takes one implementation, not {len(impls)}")
+    tc, tg = lab.toolchain(toolchain or "gcc-O3"), lab.target(target or "host")
+    profile = lab.profile("smoke") if "smoke" in lab.profiles else next(iter(lab.profiles.values()))
+    cell = Cell(impls[0], tc, tg, impls[0].key_bits, profile)
+    sp = ctblame.load_space(Path(space) if space else lab.root / ctblame.DEFAULT_SPACE)
+    bdir = _dir(lab, build_dir, "build")
+    be = ctcheck.ct_backend(lab, bdir)
+    try:
+        be.prepare([tg])
+        found = ctblame.blame(lab, cell, be, build_dir=bdir, space=sp, say=print)
+    finally:
+        be.close()
+    print("\n".join(found.lines()))
+    if json:
+        Path(json).write_text(found.model_dump_json(indent=1) + "\n")
+    return 0
+
+
 def list_() -> int:
     lab = _lab()
     print("ciphers:", ", ".join(f"{c.name}[{','.join(i.name for i in c.ours())}]" for c in lab.ciphers.values()))

@@ -33,7 +33,7 @@ QUICK = {"list", "validate", "schema --check", "docs.benchmarks --check", "docs.
 RUN_BY = {
     "matrix.run": ("test_cli.py", 'lab("run"'), "report": ("test_cli.py", 'lab("report"'),
     "compare": ("test_compare.py", "compare"), "verify": ("test_verify.py", "verify"),
-    "ct": ("test_ct.py", "check_cells"), "catalogue": ("test_cli.py", 'lab("catalogue"'),
+    "ct": ("test_ct.py", "check_cells"), "ct-blame": ("test_ct_blame.py", "commands.ct_blame("), "catalogue": ("test_cli.py", 'lab("catalogue"'),
     "schema": ("test_cli.py", '"schema"'), "compilers.install": ("test_compilers.py", "dry"),
     "images.build": ("test_containers.py", "images"), "images.host-plugin": ("conftest.py", "host_plugin"),
     "flags.search": ("test_flags.py", "flags.search("), "bisect": ("test_bisect.py", "bisect"),
