@@ -26,6 +26,11 @@ from .errors import UserError
 
 PLUGIN_SOURCE = Path("c_src/qemu_plugin")
 PLUGIN_BUILD = Path("build/qemu-plugin")
+
+# where the plugin lives: copied out of the x86_64 image for the host backend (lab/images/plugin.py), and inside
+# the images (the container backend)
+HOST_PLUGIN = Path("build/qemu-plugin/libicount.so")
+PLUGIN_IN_IMAGE = "/opt/cipherlab/lib/libicount.so"
 TOOLS = ("apt-get", "dpkg-source", "dpkg-query", "make", "cc", "qemu-x86_64")
 _lock = threading.Lock()
 _failed: dict[str, str] = {}  # root -> why the build failed (tried once per process)

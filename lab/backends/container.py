@@ -46,12 +46,12 @@ from ..images import (LABEL_CONTENT, LABEL_REVISION, Engine, EngineError, build_
                       image_ref)
 from .base import TIMED_OUT, Backend, Completed
 from .host import run_process
+from ..qemu_plugin import PLUGIN_IN_IMAGE  # its home; named here for the backend's callers
 
 CONTAINER_UID = 10001  # the image's "lab" user (dockerfiles/scripts/common.sh)
 DEFAULT_TARGET = "x86_64"  # image used for commands of a target without one (e.g. "host")
 KILL_GRACE = 5  # seconds between TERM and KILL for a command over its time
 RUNNER_IN_IMAGE = "/usr/local/bin/cipherlab-run"
-PLUGIN_IN_IMAGE = "/opt/cipherlab/lib/libicount.so"
 # the container's own cgroup counters, as seen inside it (v1 paths, then v2); missing ones are skipped
 CGROUP_EVENTS = ("/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/memory/memory.oom_control",
                  "/sys/fs/cgroup/pids.events", "/sys/fs/cgroup/memory.events")

@@ -11,10 +11,10 @@ from pathlib import Path
 from ..config import ROOT, Target
 from ..errors import Interrupted
 from .base import RUNNER_SCRIPT, Backend, Completed
+from ..qemu_plugin import HOST_PLUGIN  # its home; named here for the backend's callers
 
 # Where `invoke images.host-plugin` puts the plugin copied from the x86_64 image (used when there); otherwise
 # the lab builds its own for this machine's QEMU (lab/qemu_plugin.py, cached by content hash).
-HOST_PLUGIN = Path("build/qemu-plugin/libicount.so")
 
 
 def run_process(argv: list[str], *, cwd: Path | str, timeout: float, env: dict | None, cancel) -> Completed:

@@ -139,8 +139,8 @@ DETAILS = {"peers": ("Peers: the latest full comparison", _detail_peers),
 
 
 def _what() -> list[str]:
-    """One line per benchmark task, from the command table (lab/cli.py): the help its --help prints."""
-    from ..cli import invoke_commands
+    """One line per benchmark task, from the command table (lab/commandtable.py): the help its --help prints."""
+    from ..commandtable import invoke_commands
 
     return [f"* `./cipherlab bench.{name}`: {cmd.help}." for name, cmd in invoke_commands("bench")]
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..backends.container import PLUGIN_IN_IMAGE
-from ..backends.host import HOST_PLUGIN
 from ..config import Lab
+from ..qemu_plugin import HOST_PLUGIN, PLUGIN_IN_IMAGE
 from .build import build_images, image_ref
 from .engine import Engine, detect_engine
 
