@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from .status import Status
-from . import stats
+from . import metrics, stats
 from .backends.host import HostBackend
 from .build import Builder
 from .config import Lab
@@ -35,9 +35,10 @@ from .pipeline import CellPipeline, Final, Stages, make_backend
 from .plan import Cell, unavailable_reason
 from .quantities import cycle_quantities
 
-EXACT = {"insn_encrypt_per_block": ("encrypt", True), "insn_decrypt_per_block": ("decrypt", True),
-         "insn_ekey": ("ekey", False), "insn_dkey": ("dkey", False)}
-TIMED = ("encrypt_speed", "decrypt_speed", "key_setup_speed")
+# the counts a bisection can follow: {metric: (the program's op, per block?)}; the timed speeds (lab/metrics.py)
+EXACT = {m: (metrics.get(m).op, m.endswith("per_block")) for m in ("insn_encrypt_per_block", "insn_decrypt_per_block",
+                                                                    "insn_ekey", "insn_dkey")}
+TIMED = metrics.SPEEDS
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """Compare two runs (of one machine or of two), or the toolchains of one run, quantity by quantity.
 
-For every cell and quantity both sides measured: the ratio B/A of the headline estimates with a bootstrap
-interval over processes, and a verdict — faster, slower or no change — that needs both a significant
-Mann-Whitney U test on the per-process values and a change larger than the noise threshold (what two
-identical runs differ by; see ``invoke bench.repeatability``).  Ratios are oriented as speeds: above 1
-means B is faster (for costs such as cycles per block, A/B).  The geometric mean over all common
-quantities summarises.  Used by ``invoke compare`` and by the report's comparison section.
+For every cell and quantity both sides measured: the ratio B/A of the headline estimates with an interval and a
+verdict — faster, slower or no change — from the lab's one judge of a change (:func:`judge`): figures with
+run-to-run intervals (the trimmed estimator) are judged on those intervals at stats.VERDICT_CONFIDENCE with a
+MIN_EFFECT floor (``invoke bench.aa`` measures the false changes of two identical runs and the power on a planted
+slowdown); exact counts by a change beyond the noise threshold; older figures (min, median) over their processes.
+Ratios are oriented as speeds: above 1 means B is faster (for costs such as cycles per block, A/B).  The geometric
+mean over all common quantities summarises.  Used by ``invoke compare``, the report's comparison section and the
+compiler-version trends.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import pandas as pd
 
 from .status import Status
 from . import index, results, stats
+from .metrics import HEADLINE, higher_is_better
 from .errors import UserError
 
-DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "ekey", "dkey", "encrypt_per_block",
-                   "decrypt_per_block")
+DEFAULT_METRICS = HEADLINE
 
 
 @dataclass
@@ -74,23 +76,47 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_na
     return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics))
 
 
-def _estimate(r, side: str, same_run: bool) -> stats.Estimate:
-    """A row's figure with its interval: the whole run-to-run interval between two runs; within one run only its
+SIDE_FIELDS = ("estimate", "estimator", "ci_low", "ci_high", "confidence", "within", "per_process")
+
+
+def side(r, suffix: str = "") -> dict:
+    """One figure's fields from a row (of a frame, or of a merge with `suffix` "_a"/"_b")."""
+    return {f: (r[f + suffix] if (f + suffix) in r else math.nan) for f in SIDE_FIELDS}
+
+
+def _estimate(r: dict, same_run: bool) -> stats.Estimate:
+    """A figure with its interval: the whole run-to-run interval between two runs; within one run only its
     within-run part (the machine's run-to-run noise is common to both sides of the comparison)."""
-    est, conf = float(r[f"estimate_{side}"]), float(r[f"confidence_{side}"])
+    est, conf = float(r["estimate"]), float(r["confidence"])
     if not same_run:
-        return stats.Estimate(est, float(r[f"ci_low_{side}"]), float(r[f"ci_high_{side}"]), "trimmed", 0, conf)
-    hw = float(r[f"within_{side}"]) * est
+        return stats.Estimate(est, float(r["ci_low"]), float(r["ci_high"]), "trimmed", 0, conf)
+    hw = float(r["within"]) * est
     return stats.Estimate(est, est - hw, est + hw, "trimmed", 0, conf)
 
 
-def _on_intervals(r, speed: bool, same_run: bool) -> stats.Speedup:
-    """B against A judged on the two figures' run-to-run intervals (stats.compare_estimates), as a speedup."""
-    c = stats.compare_estimates(_estimate(r, "a", same_run), _estimate(r, "b", same_run),
-                                higher_is_better=speed)
-    if speed:
-        return stats.Speedup(c.ratio, c.ci_low, c.ci_high, c.p_value, c.verdict)
-    return stats.Speedup(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low, c.p_value, c.verdict)
+def judge(a: dict, b: dict, speed: bool, threshold: float = stats.NOISE_THRESHOLD,
+          same_run: bool = False) -> stats.Speedup:
+    """The lab's one verdict on a change of one quantity, B against A (each a figure's fields, :func:`side`), as a
+    speedup (> 1: B is faster):
+
+    * exact counts (or a side without per-process values): a change beyond `threshold`;
+    * two figures with run-to-run intervals (the trimmed estimator): :func:`stats.compare_estimates` on the two
+      intervals (or their within-run parts, ``same_run``), at the verdict's confidence (stats.VERDICT_CONFIDENCE);
+    * older figures (min, median): :func:`stats.speedup` over the per-process values with `threshold`.
+
+    Used by compare, the report's comparison section and the compiler-version trends."""
+    exact = a["estimator"] == "exact" or b["estimator"] == "exact"
+    if exact or not index.has_values(a["per_process"]) or not index.has_values(b["per_process"]):
+        ratio = b["estimate"] / a["estimate"] if speed else a["estimate"] / b["estimate"]
+        verdict = stats.exact_verdict(ratio, threshold)
+        return stats.Speedup(ratio, ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict)
+    if a["estimator"] == "trimmed" and b["estimator"] == "trimmed":
+        c = stats.compare_estimates(_estimate(a, same_run), _estimate(b, same_run), higher_is_better=speed)
+        if speed:
+            return stats.Speedup(c.ratio, c.ci_low, c.ci_high, c.p_value, c.verdict)
+        return stats.Speedup(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low, c.p_value, c.verdict)
+    # cost ratio B/A from per-process values, estimated by "min" or "median" (older runs)
+    return stats.speedup(list(a["per_process"]), list(b["per_process"]), a["estimator"], threshold)
 
 
 def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, metrics,
@@ -102,20 +128,10 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
     m = sa.merge(sb, on=on, suffixes=("_a", "_b"))
     rows: list[Row] = []
     for _, r in m.iterrows():
-        speed = r.metric.endswith("speed")
-        exact = r.estimator_a == "exact" or r.estimator_b == "exact"
+        speed = higher_is_better(r.metric)
         ga, gb = r.get("gauge_relative_a", math.nan), r.get("gauge_relative_b", math.nan)
         gauge = (gb / ga if speed else ga / gb) if ga > 0 and gb > 0 else math.nan  # NaN compares False
-        if exact or not index.has_values(r.per_process_a) or not index.has_values(r.per_process_b):
-            ratio = r.estimate_b / r.estimate_a if speed else r.estimate_a / r.estimate_b
-            verdict = stats.exact_verdict(ratio, threshold)
-            rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, ratio,
-                            ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict, gauge))
-            continue
-        if r.estimator_a == "trimmed" and r.estimator_b == "trimmed":
-            s = _on_intervals(r, speed, same_run)
-        else:  # cost ratio B/A from per-process values, estimated by "min" or "median" (older runs)
-            s = stats.speedup(list(r.per_process_a), list(r.per_process_b), r.estimator_a, threshold)
+        s = judge(side(r, "_a"), side(r, "_b"), speed, threshold, same_run)
         rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, s.speedup,
                         s.ci_low, s.ci_high, s.p_value, s.verdict, gauge))
     rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks))  # n_blocks: NaN except for per-block rows
@@ -157,7 +173,7 @@ def compare_toolchains(df: pd.DataFrame, threshold: float = stats.NOISE_THRESHOL
 
 def format_table(t: Table) -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     gauged = [r.gauge for r in t.rows if math.isfinite(r.gauge)]
-    head = ["cell", "quantity", f"A ({t.a})", f"B ({t.b})", "B vs A (speed)", "95 % CI", "p", "verdict"] + \
+    head = ["cell", "quantity", f"A ({t.a})", f"B ({t.b})", "B vs A (speed)", "interval", "p", "verdict"] + \
         (["gauge-relative B vs A"] if gauged else [])
     body = []
     for r in t.rows:
@@ -170,7 +186,9 @@ def format_table(t: Table) -> str:  # pragma: no mutate block (I/O: docs/testing
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     counts = t.counts()
     summary = (f"{len(t.rows)} quantities: {counts['faster']} faster, {counts['slower']} slower, "
-               f"{counts['no change']} no change (threshold ±{100 * t.threshold:.1f} %, U test at 5 %); "
+               f"{counts['no change']} no change (figures with run-to-run intervals: their {100 * stats.VERDICT_CONFIDENCE:g} % "
+               f"interval of the ratio excludes 1 and the change is at least {100 * stats.MIN_EFFECT:g} %; exact counts and "
+               f"older figures: beyond ±{100 * t.threshold:.1f} %); "
                f"geometric mean of B's speed relative to A: {t.geomean:.3f}")
     if gauged:  # beside the headline, not instead of it: the gauge removes the machine's speed, not the code's
         summary += (f"\nrelative to the machine-speed gauge of each side's own processes ({len(gauged)} quantities): "

@@ -30,6 +30,7 @@ import pandas as pd
 
 from .status import Status
 from . import index, results, stats
+from .metrics import SPEEDS, exact_twin
 from .trends import compiler_of, version_label
 
 KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", "metric", "key_size", "n_blocks"]
@@ -43,7 +44,7 @@ KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", 
 # case and one run a side, 635 with the pooled median, 33 this way.  Exact counts need one run on each side.
 SEGMENT_ESTIMATOR = "median"
 RUN_UNITS = 3
-DEFAULT_METRICS = ("encrypt_speed", "decrypt_speed", "key_setup_speed", "insn_encrypt_per_block")
+DEFAULT_METRICS = (*SPEEDS, exact_twin("encrypt_speed"))  # lab/metrics.py
 
 
 @dataclass
@@ -255,8 +256,21 @@ def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
     return sorted(found)
 
 
+def series_threshold(g: pd.DataFrame) -> float:
+    """A series' step threshold from its own measured run-to-run noise (stats.noise_threshold over its runs'
+    interval widths); the lab's fixed NOISE_THRESHOLD for exact counts and for runs without run-to-run intervals
+    (estimators min and median)."""
+    timed = g[g.estimator == "trimmed"]
+    if timed.empty:
+        return stats.NOISE_THRESHOLD
+    sig = [stats.sigma(stats.Estimate(r.estimate, r.ci_low, r.ci_high, r.estimator, 0, r.confidence))
+           for r in timed.itertuples()]
+    return stats.noise_threshold(sig)
+
+
 def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
-          threshold: float = stats.NOISE_THRESHOLD) -> list[Step]:
+          threshold: float | None = None) -> list[Step]:
+    """Every series' steps; `threshold` None: each series' own (:func:`series_threshold`)."""
     out: list[Step] = []
     sel = df[df.metric.isin(metrics)]
     sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
@@ -264,7 +278,7 @@ def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
         if g.run_id.nunique() < 2:
             continue
         g = _order(g, by).reset_index(drop=True)
-        for k, ch, lo, hi, v in change_points(g, threshold):
+        for k, ch, lo, hi, v in change_points(g, series_threshold(g) if threshold is None else threshold):
             r0, r1 = g.iloc[k - 1], g.iloc[k]
             out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
                             (r0.revision, r1.revision), _profile(r1.profile),
@@ -302,8 +316,10 @@ def gauge_line(gauge: pd.DataFrame) -> str:
     return line
 
 
-def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD) -> str:
-    lines = [s.line() for s in found] or [f"no step in any series (noise threshold ±{100 * threshold:.1f} %)"]
+def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float | None = None) -> str:
+    band = (f"noise threshold ±{100 * threshold:.1f} %" if threshold is not None else
+            "each series' noise threshold from its run-to-run intervals")
+    lines = [s.line() for s in found] or [f"no step in any series ({band})"]
     return "\n".join([*lines, gauge_line(gauge)])
 
 
@@ -352,7 +368,8 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
     html = jinja2.Template(_PAGE, autoescape=True).render(
         steps=[s.line() for s in found], figs=figs, runs=df.run_id.nunique(),
         machines=sorted(df.machine.unique()), gauge=gauge_line(gauge), units=RUN_UNITS,
-        threshold=f"{100 * stats.NOISE_THRESHOLD:g}")
+        threshold=f"z({100 * stats.VERDICT_CONFIDENCE:g} %) x sqrt 2 x the median relative sd, at least "
+                  f"{100 * stats.MIN_EFFECT:g} %")
     (out / "index.html").write_text(html)
     return out / "index.html"
 
@@ -372,8 +389,9 @@ _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cipherlab his
 <p>{{ runs }} runs on {{ machines|join(', ') }}. Each series is one cell on one machine in one measurement
 profile; steps are change points found by binary segmentation with the lab's comparison: in a timed series each
 run's median over its processes is one unit, and a step needs {{ units }} runs on each side, a Mann-Whitney U test
-over the runs significant at 5 % over the splits its segment offered, and a change beyond the ±{{ threshold }} %
-noise threshold; exact instruction counts need only the change.  A dashed line marks the first run after a step;
+over the runs significant at 5 % over the splits its segment offered, and a change beyond the series' noise
+threshold (from its runs' run-to-run intervals: {{ threshold }}; ±3 % for runs without them); exact instruction
+counts need only a change beyond 3 %.  A dashed line marks the first run after a step;
 a chart shows the cipher's smallest key size (the list names every step's).</p>
 <p>{{ gauge }}</p>
 <h2>Steps</h2>

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import stats
+from . import metrics, stats
 from .stats import counter_step
 
-SPEED_METRICS = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
-CYCLE_METRICS = {"ekey": "ekey", "dkey": "dkey", "init": "init", "encrypt": "encrypt_per_block",
-                 "decrypt": "decrypt_per_block", "null": "null_overhead"}
+SPEED_METRICS = metrics.by_op("timing")  # {op: metric}: encrypt -> encrypt_speed ... (lab/metrics.py)
+CYCLE_METRICS = metrics.by_op("cycles")  # ekey -> ekey, encrypt -> encrypt_per_block, null -> null_overhead ...
 
 
 @dataclass
@@ -176,7 +175,7 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
 def _judged(qs: list[Quantity]) -> list[Quantity]:
     """The quantities a cell's precision is judged on: the empty-call overhead and what is below the counter's
     resolution excepted."""
-    return [q for q in qs if q.metric != "null_overhead" and not q.below_resolution]
+    return [q for q in qs if metrics.get(q.metric).judged and not q.below_resolution]
 
 
 def worst_precision(qs: list[Quantity], estimator: str, confidence: float, empty: float = 0.0,

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import stats
+from . import metrics, stats
 from .errors import RunError, UserError
 from .models import CtVerdict, Gauge
 from .status import STATUSES, Status
@@ -286,28 +286,7 @@ COLUMNS = {
     "revision": "git revision of the lab's sources the run was made from (a '+' suffix: uncommitted changes)",
 }
 
-METRICS = {
-    "encrypt_speed": "Kbit/s encrypting (timing program)",
-    "decrypt_speed": "Kbit/s decrypting (timing program)",
-    "key_setup_speed": "keys/s; a key = mean of one encryption and one decryption key setup",
-    "ekey": "counter units per encryption key setup, overhead subtracted",
-    "dkey": "counter units per decryption key setup, overhead subtracted",
-    "init": "counter units per cipherInit, overhead subtracted",
-    "encrypt_per_block": "counter units per block encrypting n_blocks in one call, overhead subtracted",
-    "decrypt_per_block": "counter units per block decrypting n_blocks in one call, overhead subtracted",
-    "null_overhead": "counter units of an empty call between two counter reads (subtracted once per sample)",
-    "insn_ekey, insn_dkey, insn_init, insn_encrypt_per_block, insn_decrypt_per_block, insn_null_overhead":
-        "the same quantities in guest instructions, counted by qemu-user + the icount plugin (deterministic)",
-    "sl_encrypt_speed, sl_decrypt_speed": "Kbit/s by Sterbenz & Lipp's method (Java cells): a 1 KiB buffer "
-        "encrypted 2048 times per sample; value = the mean of the samples within 3 sd",
-    "sl_key_setup_speed_enc, sl_key_setup_speed_dec": "keys/s by Sterbenz & Lipp's method (Java cells): 32 random "
-        "keys x 1024 key setups per sample, one direction",
-    "table_bytes": "static table bytes of the implementation",
-    "key_schedule_bytes": "bytes of one key schedule",
-    "code_bytes": "text+rodata bytes of the implementation's objects",
-    "kat_passed": "known-answer records passed",
-    "kat_failed": "known-answer records failed",
-}
+METRICS = {m.name: m.description for m in metrics.TABLE}  # every stored metric (lab/metrics.py)
 
 
 # ------------------------------------------------------------------ writing

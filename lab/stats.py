@@ -42,6 +42,23 @@ MIN_EFFECT = 0.01
 NOISE_THRESHOLD = 0.03
 
 
+# The confidence at which a difference between two runs' figures is called a change (compare, trends, history's
+# thresholds): their 95 % intervals cover the next run (docs/measurement.md), so a 95 % verdict would call 5 % of
+# the quantities of two identical runs changed; at 99 % about 1 % (``invoke bench.aa`` measures it).
+VERDICT_CONFIDENCE = 0.99
+
+
+def noise_threshold(sigmas: Sequence[float], confidence: float = VERDICT_CONFIDENCE,
+                    fallback: float = NOISE_THRESHOLD) -> float:
+    """The change two runs of a quantity must differ by to be called a change, from its measured run-to-run noise:
+    z * sqrt(2) * the median relative sd of its figures (`sigmas`, from their intervals: :func:`sigma`), at least
+    MIN_EFFECT; `fallback` when no figure has an interval (older runs, exact counts)."""
+    s = np.asarray([x for x in sigmas if math.isfinite(x) and x > 0], dtype=float)
+    if s.size == 0:
+        return fallback
+    return max(MIN_EFFECT, z_value(confidence) * math.sqrt(2) * float(np.median(s)))
+
+
 # ----------------------------------------------------------------- NIST 1999
 @dataclass(frozen=True)
 class Summary:
@@ -265,13 +282,14 @@ def sigma(e: Estimate) -> float:
     return e.precision / z_value(e.confidence) if math.isfinite(e.precision) else math.nan
 
 
-def compare_estimates(a: Estimate, b: Estimate, confidence: float = 0.95, min_effect: float = MIN_EFFECT,
+def compare_estimates(a: Estimate, b: Estimate, confidence: float = VERDICT_CONFIDENCE, min_effect: float = MIN_EFFECT,
                       higher_is_better: bool = False) -> Comparison:
     """B against A from two runs' figures and their run-to-run intervals (no raw data needed): the ratio b / a
     with the interval of its logarithm, log(b / a) +- z * sqrt(sigma_a^2 + sigma_b^2).  Faster or slower when that
     interval excludes 1 and the ratio differs from 1 by at least `min_effect`; otherwise no change.  The p value
     is the two-sided normal one of the same z.  Honest intervals (docs/measurement.md: coverage measured by
-    ``invoke bench.aa``) make this a 5 % test, and the effect floor lowers its false changes further."""
+    ``invoke bench.aa``) make this a 1 % test at the default VERDICT_CONFIDENCE, and the effect floor lowers its
+    false changes further."""
     if not (a.estimate > 0 and b.estimate > 0):
         return Comparison(math.nan, math.nan, math.nan, 1.0, "no change")
     ratio = b.estimate / a.estimate

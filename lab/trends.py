@@ -1,5 +1,6 @@
 """Compiler-version trends: speed against compiler version per family, and the significant steps between
-neighbouring versions, judged by the lab's one comparison (``stats.compare``, the noise threshold).
+neighbouring versions, judged by the lab's one verdict on a change (``compare.judge``: the figures' run-to-run intervals, or the
+noise threshold for exact counts and older figures).
 
 A *series* is one implementation on one target, one quantity, one compiler family and one set of flags (the
 flags must be equal for a version change to be the only change): its points are the versions measured, in
@@ -19,10 +20,11 @@ import pandas as pd
 
 from .status import Status
 from . import stats
+from .metrics import SPEEDS, exact_twin, higher_is_better, label
+from .compare import judge, side
 
-TIMED = ("encrypt_speed", "decrypt_speed", "key_setup_speed")
-EXACT = {"encrypt_speed": "insn_encrypt_per_block", "decrypt_speed": "insn_decrypt_per_block",
-         "key_setup_speed": "insn_ekey"}
+TIMED = SPEEDS
+EXACT = {m: exact_twin(m) for m in TIMED}  # each speed's guest-instruction count
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -69,9 +71,7 @@ class Step:
         return (self.exact_change < 0) == (self.change < 0) and abs(self.exact_change) > 1e-9
 
     def line(self) -> str:
-        q = {"encrypt_speed": "encrypt", "decrypt_speed": "decrypt", "key_setup_speed": "key setup",
-             "insn_encrypt_per_block": "encrypt (guest instructions)", "insn_decrypt_per_block":
-             "decrypt (guest instructions)", "insn_ekey": "key setup (guest instructions)"}.get(self.metric, self.metric)
+        q = label(self.metric)
         s = (f"{self.before} → {self.after.split(' ', 1)[1]}: {self.display} {q} {100 * self.change:+.0f} % "
              f"[{100 * self.ci_low:+.0f}, {100 * self.ci_high:+.0f}] ({self.implementation} on {self.target})")
         if self.exact_change is not None:
@@ -114,13 +114,10 @@ def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESH
         for a, b in zip(rows, rows[1:]):
             if a.version == b.version:
                 continue
-            if metric in exact_metrics:  # counts are costs and exact: a change beyond the threshold is a step
-                sp = a.estimate / b.estimate
-                change = low = high = sp - 1
-                verdict, exact = stats.exact_verdict(sp, threshold), None
-            else:
-                s = stats.speedup(list(a.per_process), list(b.per_process), a.estimator, threshold)
-                change, low, high, verdict = s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
+            # the lab's one verdict (compare.judge): counts are costs and exact, a change beyond the threshold;
+            # figures with run-to-run intervals on those intervals; older figures on their processes
+            s = judge(side(a._asdict()), side(b._asdict()), speed=higher_is_better(metric), threshold=threshold)
+            change, low, high, verdict, exact = s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict, None
             if verdict == "no change":
                 continue
             if metric not in exact_metrics:  # a timed step: what the exact counts say at the same versions

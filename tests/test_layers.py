@@ -13,7 +13,7 @@ from .conftest import ROOT
 LAB = ROOT / "lab"
 
 #: what each part of the lab may import of the lab (besides itself); the base modules import nothing above them
-BASE = {"lab.errors", "lab.status", "lab.models", "lab.stats", "lab.system", "lab.lock", "lab.qemu_plugin",
+BASE = {"lab.errors", "lab.status", "lab.models", "lab.metrics", "lab.stats", "lab.system", "lab.lock", "lab.qemu_plugin",
         "lab.config", "lab.schema", "lab.request", "lab.commandtable"}
 MAY_IMPORT = {
     # backends run programs; they never import the stages, the run, the report or the commands above them
@@ -21,7 +21,7 @@ MAY_IMPORT = {
                      "lab.status", "lab.models"},
     "lab.images": {"lab.config", "lab.errors", "lab.qemu_plugin", "lab.system"},
     # the report reads stored results and judges them; it never runs, builds or measures anything
-    "lab.report": {"lab.results", "lab.models", "lab.status", "lab.stats", "lab.index", "lab.quantities",
+    "lab.report": {"lab.results", "lab.models", "lab.metrics", "lab.status", "lab.stats", "lab.index", "lab.quantities",
                    "lab.compare", "lab.trends", "lab.config", "lab.disasm", "lab.flags"},
 }
 #: the command line's entry points: only __main__ and the invoke tasks import the command line; only the command

@@ -25,7 +25,7 @@ import scipy.stats as sps
 from scipy.stats import kendalltau
 
 from ..status import Status
-from .. import results, stats
+from .. import metrics, results, stats
 from ..quantities import GAUGE_STATISTIC, gauge_relative_cost
 from ..config import Lab, shown
 from . import header, store
@@ -36,7 +36,7 @@ KINDS = {
     "encrypt speed": ("encrypt_speed",), "decrypt speed": ("decrypt_speed",), "key setup speed": ("key_setup_speed",),
     "EKey/DKey": ("ekey", "dkey"), "Encrypt-n/Decrypt-n": ("encrypt_per_block", "decrypt_per_block"),
 }
-KIND = {metric: kind for kind, metrics in KINDS.items() for metric in metrics}  # each metric's kind
+KIND = {metric: kind for kind, ms in KINDS.items() for metric in ms}  # each metric's kind
 GOALS = {"p90": 0.03, "max": 0.10, "tau": 0.95}
 GAUGE_GOALS = {"p90": 0.005, "max": 0.02}
 DISTURBED = 0.03  # a process whose gauge is this much slower than the run's clean gauge level: its neighbours
@@ -75,7 +75,7 @@ GAUGE_ALTERNATIVES = {
 def _per_process(row, fn) -> float:
     a = np.asarray(row.per_process, dtype=float)
     v = float(fn(a))
-    return row.estimate * (np.min(a) / v) if row.metric.endswith("speed") else v  # speeds: work / cost
+    return row.estimate * (np.min(a) / v) if metrics.higher_is_better(row.metric) else v  # speeds: work / cost
 
 
 KEYS = ["cell", "metric", "key_size", "n_blocks"]

@@ -142,7 +142,8 @@ def _section_compare(compare_with, df: pd.DataFrame, results_dir: Path) -> dict:
     t = compare.compare_frames(base, df, "cell", base.run_id.iloc[0] if not base.empty else str(compare_with),
                                ", ".join(sorted(df.run_id.unique())))
     return {"present": True, "a": t.a, "b": t.b, "rows": [r.__dict__ for r in t.rows], "counts": t.counts(),
-            "geomean": t.geomean, "threshold": t.threshold}
+            "geomean": t.geomean, "threshold": t.threshold, "verdict_confidence": stats.VERDICT_CONFIDENCE,
+            "min_effect": stats.MIN_EFFECT}
 
 
 def _section_classes(df: pd.DataFrame) -> dict:

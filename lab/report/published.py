@@ -15,6 +15,7 @@ import math
 
 import pandas as pd
 
+from .. import metrics
 from ..status import Status
 from . import analysis
 from .tables import RANKED, at_key_size
@@ -33,7 +34,7 @@ def _ours(df: pd.DataFrame, metric: str, **where) -> pd.DataFrame:
         sel = sel[sel["default"].eq(True)]  # NaN (a format-1 run beside format-2 ones): not the default
     else:  # format-1 results do not say which implementation is the default: the fastest stands for the cipher
         best = sel.groupby(["target", "toolchain", "cipher", "key_size"]).estimate  # n_blocks: one, in `where`
-        sel = sel.loc[best.idxmax() if metric.endswith("speed") else best.idxmin()]
+        sel = sel.loc[best.idxmax() if metrics.higher_is_better(metric) else best.idxmin()]
     return at_key_size(sel, ROUND1_KEY)
 
 
