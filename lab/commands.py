@@ -314,7 +314,7 @@ def bench_mainjob(ciphers=None, toolchains=None, profile=None, out=None) -> int:
 
 
 def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpent", store=True, runs=None,
-             out=None) -> int:
+             out=None, busy=0, condition=None) -> int:
     from . import results
     from .bench import aa
 
@@ -322,8 +322,10 @@ def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpe
     stored = results.resolve_runs(lab.root / "results", runs) if runs else None
     if stored is not None and len(stored) < 2:
         raise UsageError("option --runs: takes at least two run ids (consecutive runs are the A/A pairs)")
-    aa.bench(lab, pairs, stored, plant, store, Path(out) if out else None, ciphers=ciphers, toolchains=toolchains,
-             profile=profile)
+    if busy < 0:
+        raise UsageError(f"option --busy: {busy} is not a number of CPUs (0 or more)")
+    aa.bench(lab, pairs, stored, plant, store, Path(out) if out else None, busy=busy, condition=condition,
+             ciphers=ciphers, toolchains=toolchains, profile=profile)
     return 0
 
 

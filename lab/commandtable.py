@@ -160,6 +160,10 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("store", "store the fitted noise in results/<machine>/noise.json (default; --no-store)",
                     "switch", default=True),
                 Opt("runs", "judge stored runs (consecutive pairs) instead of measuring", "csv"),
+                Opt("busy", "CPUs kept busy (a spinning process each, not the measuring CPU) while measuring: the "
+                    "condition 'one core busy' is --busy 1", "int", default=0),
+                Opt("condition", "what the results are labelled (default: 'quiet', or 'N core(s) busy' from --busy; "
+                    "name the condition of stored --runs)"),
                 Opt("out", "JSON-lines file to append to (default bench/results/aa.jsonl)"),
                 DEBUG), invoke="bench.aa"),
     Command("java-run", "matrix.run's preset for Java cells: every Java implementation and Java peer (ciphers with Java "

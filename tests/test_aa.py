@@ -114,3 +114,18 @@ def test_bench_aa_judges_stored_runs_and_stores_the_fitted_noise(noisy_run, tmp_
     assert json.loads((tmp_path / "aa.json").read_text())["pairs"] == 2
     stored = calibration.learned(rd, d.parent.name)
     assert stored is not None and stored.pairs == 2 and stored.run_noise >= 0
+
+
+def test_busy_cores_spin_beside_the_measuring_cpu_and_stop_after():
+    """--busy 1: one spinning process pinned to a CPU other than the measuring one, for the block only."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing beside the measuring one")
+    with aa.busy_cores(1, cpus[-1]) as spun:
+        assert spun == [cpus[0]]
+        kids = [int(p) for p in subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "while True"],
+                                              capture_output=True, text=True).stdout.split()]
+        assert len(kids) == 1 and os.sched_getaffinity(kids[0]) == {cpus[0]}
+    assert not os.path.exists(f"/proc/{kids[0]}") or "Z" in open(f"/proc/{kids[0]}/stat").read().split()[2]
+    with aa.busy_cores(0, cpus[-1]) as none:
+        assert none == []

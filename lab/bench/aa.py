@@ -19,8 +19,12 @@ The figures are printed and stored (bench/results/aa-DATE.json) with the machine
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +35,7 @@ import pandas as pd
 from .. import calibration, results, stats, system
 from ..compare import compare_frames
 from ..config import Lab, shown
+from ..errors import UserError
 from ..request import RunRequest
 from ..run import run
 from . import header, store
@@ -40,14 +45,35 @@ PLANTED_METRICS = ("encrypt_speed", "encrypt_per_block")
 GOALS = {"beyond": (0.03, 0.08), "sd_z": (0.8, 1.25), "aa_no_change": 0.97, "power": 0.90, "planted_others": 0.03}
 
 
-def measure(lab: Lab, n_runs: int, say=print, **request) -> list[Path]:
-    """n_runs runs of the request back to back; their folders."""
+@contextlib.contextmanager
+def busy_cores(n: int, measuring_cpu: int | None):
+    """n processes that spin for as long as the block runs, each pinned to a CPU other than the measuring one
+    (the condition "one core busy": another tenant's work beside the measurement); nothing when n is 0."""
+    cpus = sorted(os.sched_getaffinity(0) - ({measuring_cpu} if measuring_cpu is not None else set()))
+    if n and not cpus:
+        raise UserError("option --busy: no CPU other than the measuring one to keep busy")
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                              preexec_fn=(lambda c=cpus[i % len(cpus)]: os.sched_setaffinity(0, {c})))
+             for i in range(n)]
+    try:
+        yield [cpus[i % len(cpus)] for i in range(n)]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def measure(lab: Lab, n_runs: int, say=print, busy: int = 0, **request) -> list[Path]:
+    """n_runs runs of the request back to back (with `busy` cores kept busy meanwhile); their folders."""
     dirs = []
-    for i in range(n_runs):
-        t0 = time.monotonic()
-        o = run(lab, RunRequest(icount=False, tag="aa", **request))
-        say(f"bench.aa: run {i + 1} of {n_runs}: {o.run_dir.name} ({time.monotonic() - t0:.0f} s)")
-        dirs.append(o.run_dir)
+    with busy_cores(busy, system.pick_cpu("auto")) as spun:
+        if spun:
+            say(f"bench.aa: CPU {', '.join(map(str, spun))} kept busy while measuring")
+        for i in range(n_runs):
+            t0 = time.monotonic()
+            o = run(lab, RunRequest(icount=False, tag="aa", **request))
+            say(f"bench.aa: run {i + 1} of {n_runs}: {o.run_dir.name} ({time.monotonic() - t0:.0f} s)")
+            dirs.append(o.run_dir)
     return dirs
 
 
@@ -80,8 +106,10 @@ def _verdicts(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([{"cell": r.item, "metric": r.metric, "verdict": r.verdict} for r in t.rows])
 
 
-def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: pd.DataFrame | None) -> dict:
-    """Calibration (fit on the first half, judged on the second), coverage and compare's verdicts."""
+def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: list[pd.DataFrame]) -> dict:
+    """Calibration (fit on the first half, judged on the second), coverage and compare's verdicts: on the A/A
+    pairs, and on each pair with its second run's copy made slower in one cipher's encryption (`planted`, one per
+    pair)."""
     pairs = [calibration.paired(a, b) for a, b in zip(frames, frames[1:])]
     half = max(1, len(pairs) // 2)
     doc: dict = {"pairs": len(pairs), "quantities": int(sum(len(p) for p in pairs))}
@@ -93,10 +121,10 @@ def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: pd.Data
                            **stats.coverage(held.log_ratio, np.sqrt(held.s_within ** 2 + 2 * fit.run_noise ** 2))}
     v = pd.concat([_verdicts(a, b) for a, b in zip(frames, frames[1:])]) if len(frames) > 1 else pd.DataFrame()
     doc["aa_no_change"] = float((v.verdict == "no change").mean()) if len(v) else None
-    if planted is not None:
-        p = _verdicts(frames[-2], planted)
+    if planted:
+        p = pd.concat([_verdicts(a, b) for a, b in zip(frames, planted)])
         hit = p.cell.str.startswith(plant_cipher + "/") & p.metric.isin(PLANTED_METRICS)
-        doc["planted"] = {"cipher": plant_cipher, "factor": PLANT, "affected": int(hit.sum()),
+        doc["planted"] = {"cipher": plant_cipher, "factor": PLANT, "pairs": len(planted), "affected": int(hit.sum()),
                           "power": float((p[hit].verdict == "slower").mean()) if hit.any() else None,
                           "others_changed": float((p[~hit].verdict != "no change").mean())}
     return doc
@@ -104,16 +132,18 @@ def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: pd.Data
 
 def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str | None = "serpent",
           store_noise: bool = True, out: Path | None = None, say=print, results_dir: Path | None = None,
-          **request) -> dict:
+          busy: int = 0, condition: str | None = None, **request) -> dict:
     results_dir = Path(results_dir or lab.root / "results")
     t0 = time.monotonic()
-    dirs = list(runs) if runs else measure(lab, pairs + 1, say, results_dir=results_dir, **request)
+    dirs = list(runs) if runs else measure(lab, pairs + 1, say, busy, results_dir=results_dir, **request)
     frames = [results.load(d, d.parent.parent) for d in dirs]
     with tempfile.TemporaryDirectory() as tmp:
-        planted = None
-        if plant and len(dirs) >= 2:
-            planted = results.load(planted_copy(dirs[-1], plant, Path(tmp)), Path(tmp))
+        planted = []
+        if plant and len(dirs) >= 2:  # each pair's second run, made slower in one cipher's encryption
+            planted = [results.load(planted_copy(d, plant, Path(tmp) / str(i)), Path(tmp) / str(i))
+                       for i, d in enumerate(dirs[1:])]
         doc = {**header("aa"), "runs": [f"{d.parent.name}/{d.name}" for d in dirs],  # machine/run id
+               "condition": condition or ("quiet" if not busy else f"{busy} core{'s' if busy > 1 else ''} busy"),
                "wall_seconds": round(time.monotonic() - t0, 1), "goals": GOALS,
                **judge(frames, plant, planted)}
     if store_noise and len(dirs) >= 2:
@@ -134,7 +164,7 @@ def _pct(x) -> str:
 def format_doc(doc: dict) -> str:
     lo, hi = GOALS["beyond"]
     s = doc["as_stored"]
-    lines = [f"bench.aa on {doc['machine'].get('cpu_model', '?')}: {doc['pairs']} A/A pairs, "
+    lines = [f"bench.aa on {doc['machine'].get('cpu_model', '?')} ({doc.get('condition', '?')}): {doc['pairs']} A/A pairs, "
              f"{doc['quantities']} quantity differences",
              f"  intervals as stored: beyond {_pct(s['beyond'])} (goal {_pct(lo)}-{_pct(hi)}), sd z {s['sd_z']:.2f} "
              f"(goal {GOALS['sd_z'][0]}-{GOALS['sd_z'][1]})"]
@@ -145,7 +175,8 @@ def format_doc(doc: dict) -> str:
     lines.append(f"  compare, A/A: no change {_pct(doc['aa_no_change'])} (goal >= {_pct(GOALS['aa_no_change'])})")
     if doc.get("planted"):
         p = doc["planted"]
-        lines.append(f"  compare, {p['cipher']} encryption {100 * (p['factor'] - 1):.0f} % slower: slower in "
+        lines.append(f"  compare, {p['cipher']} encryption {100 * (p['factor'] - 1):.0f} % slower (in each of "
+                     f"{p.get('pairs', 1)} pairs): slower in "
                      f"{_pct(p['power'])} of {p['affected']} (goal >= {_pct(GOALS['power'])}), others changed "
                      f"{_pct(p['others_changed'])} (goal <= {_pct(GOALS['planted_others'])})")
     if doc.get("stored_noise"):
