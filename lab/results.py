@@ -289,6 +289,15 @@ COLUMNS = {
 METRICS = {m.name: m.description for m in metrics.TABLE}  # every stored metric (lab/metrics.py)
 
 
+def judged_precision(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows a run's precision is judged on: measured figures (status ok) of timed estimators whose metric a
+    cell's precision counts (lab/metrics.py: not the empty call, not Sterbenz & Lipp's published reduction, which has
+    no interval of its own).  Their ``precision_met`` says which met the profile's target."""
+    judged = df.metric.map(lambda x: metrics.BY_NAME[x].judged if x in metrics.BY_NAME else True).astype(bool)
+    return df[df.estimator.isin(list(stats.TIMED_ESTIMATORS)) & judged & (df.status == Status.OK)
+              & df.precision_target.notna()]
+
+
 # ------------------------------------------------------------------ writing
 def now_iso() -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     return datetime.now(timezone.utc).isoformat(timespec="seconds")

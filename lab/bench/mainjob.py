@@ -39,7 +39,7 @@ def _stages(run_dir: Path) -> dict:
 
 def _precision(run_dir: Path) -> dict:
     df = results.load(run_dir, run_dir.parent.parent)
-    timed = df[df.estimator.isin(["trimmed", "min", "median"]) & df.precision_target.notna()]
+    timed = results.judged_precision(df)
     met = timed.precision_met.astype(bool)
     return {"quantities": int(len(timed)), "met": int(met.sum()),
             "share_met": round(float(met.mean()), 4) if len(timed) else None}

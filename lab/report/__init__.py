@@ -124,7 +124,7 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 
 
 def _section_precision(df: pd.DataFrame) -> dict:
-    m = df[df.estimator.isin(list(stats.TIMED_ESTIMATORS)) & (df.metric != "null_overhead") & (df.status == Status.OK)]
+    m = results.judged_precision(df)
     missed = m[~m.precision_met.astype(bool)]
     return {"measured": int(len(m)), "missed": int(len(missed)),
             "met_share": (1 - len(missed) / len(m)) if len(m) else None,
