@@ -33,10 +33,36 @@ class Command:
     invoke: str = ""  # "collection.task" (default: the name)
 
 
+
+# ----------------------------------------------------------- shared options (declared once)
+BUILD_DIR = Opt("build_dir", "where builds go (default build/ in the checkout)")
+RESULTS_DIR = Opt("results_dir", "where the results are (default results/ in the checkout)")
+
+
+def out(bench: str) -> Opt:
+    """A benchmark's --out: the JSON-lines file its results are appended to."""
+    return Opt("out", f"JSON-lines file to append to (default bench/results/{bench}.jsonl)")
+
+
+def _listed(name: str, what: str, default: str | None) -> Opt:
+    return Opt(name, f"comma list of {what}" + (f" (default: {default})" if default else ""), "csv")
+
+
+def ciphers(default: str | None = None) -> Opt:
+    return _listed("ciphers", "ciphers", default)
+
+
+def toolchains(default: str | None = None) -> Opt:
+    return _listed("toolchains", "toolchain profiles", default)
+
+
+def targets(default: str | None = None) -> Opt:
+    return _listed("targets", "targets", default)
+
 DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
 #: the part of the matrix a benchmark narrows to (bench.mainjob, bench.aa)
-MATRIX_PART = (Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
-               Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
+MATRIX_PART = (ciphers("the matrix's"),
+               toolchains("the matrix's"),
                Opt("profile", "measurement profile (default: the matrix's)"))
 REPORTS_DIR = Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest "
                   "points at it)")
@@ -56,7 +82,7 @@ COMMANDS: tuple[Command, ...] = (
             RUN_OPTS, invoke="matrix.run"),
     Command("report", "(re)build the HTML report from stored results (nothing is run)", "report", (
         Opt("runs", "comma list of run ids (default: the latest run)", "csv"),
-        Opt("results_dir", "where the results are (default results/ in the checkout)"),
+        RESULTS_DIR,
         REPORTS_DIR,
         Opt("compare", "also compare with this run (RUN_ID, MACHINE/RUN_ID or a path)"),
         DEBUG)),
@@ -69,7 +95,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("threshold", "noise threshold: smaller relative changes are 'no change' (default 0.03, the "
                     "lab's noise threshold)", "float"),
                 Opt("metrics", "comma list of metrics (default: speeds and Encrypt-n per block)", "csv"),
-                Opt("results_dir", "where the results are (default results/ in the checkout)"),
+                RESULTS_DIR,
                 DEBUG)),
     Command("verify", "check implementations of a cipher against a known-answer file (any path)", "verify", (
         Opt("cipher", "cipher name", positional=True),
@@ -78,7 +104,7 @@ COMMANDS: tuple[Command, ...] = (
         Opt("toolchain", "toolchain profile (default gcc-O3)"),
         Opt("target", "target (default host; others run in their container)"),
         Opt("show", "failed records to print (default 5)", "int"),
-        Opt("build_dir", "where builds go (default build/ in the checkout)"),
+        BUILD_DIR,
         Opt("timeout", "time limit in seconds for one kat run (default: the matrix's profile's, as in a run)",
             "float"),
         Opt("quick_gate", "every short record, the n-block check and the checksum chain, but only every 32nd long "
@@ -97,7 +123,7 @@ COMMANDS: tuple[Command, ...] = (
                     "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
                     "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
                 Opt("json", "also write every cell's verdict as JSON to this file"),
-                Opt("build_dir", "where builds go (default build/ in the checkout)"),
+                BUILD_DIR,
                 DEBUG)),
     Command("ct-blame", "why a leaking cell leaks: the compiler version, the flag and the optimisation pass that "
             "make it, each confirmed by a rebuild that passes its known answers and is clean; else 'in the source'",
@@ -108,7 +134,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("target", "the target (default host)"),
                 Opt("space", "flag space YAML (default flags/ct-blame.yaml)"),
                 Opt("json", "also write the findings as JSON to this file"),
-                Opt("build_dir", "where builds go (default build/ in the checkout)"),
+                BUILD_DIR,
                 DEBUG)),
     Command("list", "list ciphers, implementations, toolchains, targets, profiles, hosts", "list_", (DEBUG,)),
     Command("catalogue", "markdown table of every implementation with its facts (builds with gcc-O3)",
@@ -135,12 +161,12 @@ COMMANDS: tuple[Command, ...] = (
         DEBUG), invoke="images.build"),
     Command("bench-repeatability", "measure the same matrix twice and print how far apart the numbers are",
             "bench_repeatability", (
-                Opt("ciphers", "comma list of ciphers (default: the matrix's)", "csv"),
-                Opt("toolchains", "comma list of toolchain profiles (default: the matrix's)", "csv"),
+                ciphers("the matrix's"),
+                toolchains("the matrix's"),
                 Opt("implementations", "default, ours, peers, all, or a comma list"),
-                Opt("targets", "comma list of targets", "csv"),
+                targets(),
                 Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON-lines file to append to (default bench/results/repeatability.jsonl)"),
+                out("repeatability"),
                 Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
                     "the estimators)", "csv"),
                 DEBUG), invoke="bench.repeatability"),
@@ -148,7 +174,7 @@ COMMANDS: tuple[Command, ...] = (
             "job time, reuse, the report's size and render time, the share of quantities that met their precision",
             "bench_mainjob", (
                 *MATRIX_PART,
-                Opt("out", "JSON-lines file to append to (default bench/results/mainjob.jsonl)"),
+                out("mainjob"),
                 DEBUG), invoke="bench.mainjob"),
     Command("bench-aa", "A/A pairs of quick runs: do the 95 % intervals cover the next run; calibrate the "
             "machine's run-to-run noise; compare's false changes and power on a planted 3 % slowdown",
@@ -164,31 +190,31 @@ COMMANDS: tuple[Command, ...] = (
                     "condition 'one core busy' is --busy 1", "int", default=0),
                 Opt("condition", "what the results are labelled (default: 'quiet', or 'N core(s) busy' from --busy; "
                     "name the condition of stored --runs)"),
-                Opt("out", "JSON-lines file to append to (default bench/results/aa.jsonl)"),
+                out("aa"),
                 DEBUG), invoke="bench.aa"),
     Command("java-run", "matrix.run's preset for Java cells: every Java implementation and Java peer (ciphers with Java "
             "code) under openjdk17-c2 unless --toolchains names other JVM (or C) profiles", "java_run", RUN_OPTS,
             invoke="java.run"),
     Command("bench-peers", "our implementations against the peer libraries, measured inside the harness",
             "bench_peers", (
-                Opt("ciphers", "comma list (default: every cipher a peer library has)", "csv"),
-                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
+                ciphers("every cipher a peer library has"),
+                toolchains("gcc-O3,clang-O3"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON-lines file to append to (default bench/results/peers.jsonl)"),
+                out("peers"),
                 DEBUG), invoke="bench.peers"),
     Command("bench-java", "every Java implementation and Java peer under C2 (JMH, short iterations, pinned forks): "
             "ours / Bouncy Castle and our Java / our portable C per finalist, with intervals over processes", "bench_java", (
-                Opt("ciphers", "comma list (default: every cipher with Java code)", "csv"),
+                ciphers("every cipher with Java code"),
                 Opt("rounds", "interleaved rounds, processes pooled (default 1)", "int"),
                 Opt("forks", "JMH forks (pinned JVMs) per benchmark and round (default 5)", "int"),
                 Opt("ours_only", "our Java only, without the Java peers (our Java / our C)", "flag"),
                 Opt("toolchain", "the C toolchain our Java is compared with (default gcc-O3)"),
-                Opt("out", "JSON-lines file to append to (default bench/results/java.jsonl)"),
+                out("java"),
                 DEBUG), invoke="bench.java"),
     Command("bench-compilers", "the compiler axis: a six-flag search for five ciphers twice (time, processes, "
             "repeatability), and with --preset the compilers preset cold and warm", "bench_compilers", (
                 Opt("space", "flag space (default flags/gcc-six.yaml)"),
-                Opt("ciphers", "comma list (default serpent,mars,rc6,rijndael,twofish)", "csv"),
+                ciphers("serpent,mars,rc6,rijndael,twofish"),
                 Opt("preset", "also run the compilers preset (presets/compilers.yaml) cold and warm (long)", "flag"),
                 Opt("search", "the two flag searches (default; --no-search --preset: the preset alone)", "switch",
                     default=True),
@@ -196,7 +222,7 @@ COMMANDS: tuple[Command, ...] = (
                     "instead of searching", "csv"),
                 Opt("second", "comma list of stored flag-search runs: the repeat of --first", "csv"),
                 Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
-                Opt("out", "JSON-lines file to append to (default bench/results/compilers.jsonl)"), DEBUG),
+                out("compilers"), DEBUG),
             invoke="bench.compilers"),
     Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it; "
             "a bisection's cost over 64 commits",
@@ -205,32 +231,32 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("copies", "how many copies to load (default 1000)", "int", default=1000),
                 Opt("bisect_commits", "then bisect a scratch range of this many commits on guest instructions "
                     "and on time (default 64; 0 skips)", "int", default=64),
-                Opt("out", "JSON-lines file to append to (default bench/results/history.jsonl)"), DEBUG),
+                out("history"), DEBUG),
             invoke="bench.history"),
     Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
             "cells by cause, refuted claims", "bench_ct", (
-                Opt("ciphers", "comma list (default: every cipher)", "csv"),
+                ciphers("every cipher"),
                 Opt("implementations", "all (default: ours and the peers), ours, default, peers or a comma list of "
                     "cipher/implementation"),
-                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
-                Opt("targets", "comma list (default host,sparc64,mips64)", "csv"),
+                toolchains("gcc-O3,clang-O3"),
+                targets("host,sparc64,mips64"),
                 Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
                 Opt("jobs", "cells checked at once (default 2)", "int"),
                 Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
                     "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
                     "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
-                Opt("out", "JSON-lines file to append to (default bench/results/ct.jsonl)"), DEBUG),
+                out("ct"), DEBUG),
             invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
-            "bench_faults", (Opt("out", "JSON-lines file to append to (default bench/results/faults.jsonl)"), DEBUG),
+            "bench_faults", (out("faults"), DEBUG),
             invoke="bench.faults"),
     Command("bench-scale", "the container matrix serially and on a two-worker Dask LocalCluster: wall times",
             "bench_scale", (
-                Opt("ciphers", "comma list (default: every cipher)", "csv"),
-                Opt("toolchains", "comma list (default gcc-O3,clang-O3)", "csv"),
-                Opt("targets", "comma list (default x86_64,sparc64,mips64)", "csv"),
+                ciphers("every cipher"),
+                toolchains("gcc-O3,clang-O3"),
+                targets("x86_64,sparc64,mips64"),
                 Opt("profile", "measurement profile (default: the matrix's)"),
-                Opt("out", "JSON-lines file to append to (default bench/results/scale.jsonl)"), DEBUG), invoke="bench.scale"),
+                out("scale"), DEBUG), invoke="bench.scale"),
     Command("bench-mutation", "the mutation score of the modules that compute numbers (mutmut; long)",
             "bench_mutation", (Opt("jobs", "mutants tested at once (default: the core count)", "int"),
                                Opt("survivors", "test again only the mutants that survived the last run (after "
@@ -252,7 +278,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("space", "flag space YAML (base: TOOLCHAIN, dimensions: {name: [[flags], ...]}), e.g. "
                     "flags/gcc-six.yaml"),
                 Opt("ciphers", "comma list of ciphers (their default implementation) or CIPHER/IMPL", "csv"),
-                Opt("targets", "comma list of targets (default: host; hardware only)", "csv"),
+                targets("host; hardware only"),
                 Opt("quantity", "encrypt (default), decrypt or key_setup: the speed to maximise", default="encrypt"),
                 Opt("key_size", "key size in bits (default 128)", "int", default=128),
                 Opt("json", "write the result as JSON to this file"),
@@ -263,7 +289,7 @@ COMMANDS: tuple[Command, ...] = (
                     default=0.01),
                 Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
                 Opt("results_dir", "where the run is written (default results/ in the checkout)"),
-                Opt("build_dir", "build folder (default build/ in the checkout)"), DEBUG), invoke="flags.search"),
+                BUILD_DIR, DEBUG), invoke="flags.search"),
     Command("bisect", "the first revision (or compiler version) at which a cell's quantity changed: exact on guest "
             "instructions, or measured on time", "bisect", (
                 Opt("cipher", "the cipher (its default implementation unless --impl)"),
@@ -281,15 +307,15 @@ COMMANDS: tuple[Command, ...] = (
             invoke="bisect"),
     Command("history", "every quantity over runs (one machine's), the steps between runs, and the noise of identical "
             "builds; writes reports/history/index.html", "history", (
-                Opt("ciphers", "comma list of ciphers (default: all)", "csv"),
+                ciphers("all"),
                 Opt("implementations", "comma list of implementations", "csv"),
                 Opt("toolchains", "comma list of toolchains", "csv"),
-                Opt("targets", "comma list of targets", "csv"),
+                targets(),
                 Opt("machine", "the machine whose runs (default: every machine; never mixed in one series)"),
                 Opt("by", "date (default), compiler or revision (the run's git revision, in commit order): the order "
                     "of a series' points", default="date"),
                 Opt("metrics", "comma list (default: the speeds and Encrypt-128 guest instructions)", "csv"),
-                Opt("results_dir", "where the results are (default results/ in the checkout)"),
+                RESULTS_DIR,
                 Opt("reports_dir", "where reports go (default reports/ in the checkout)"), DEBUG), invoke="history"),
     Command("docs", "write docs/benchmarks.md from the stored benchmark results, then build the documentation site "
             "(MkDocs, strict: a warning or dead link fails) into site/", "docs", (
