@@ -178,12 +178,7 @@ def revisions(repo: Path, good: str, bad: str) -> list[tuple[str, str]]:
     return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in out.splitlines()]
 
 
-def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host", good: str | None = None,
-           bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
-           toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
-           threshold: float = stats.NOISE_THRESHOLD, say: Callable[[str], None] = print) -> Outcome:
-    """The first probe at which `metric` changed; on time, "changed" is stats.compare's verdict with `threshold`
-    (the noise band: the lab's 3 % by default)."""
+def _check(lab: Lab, metric: str, target: str, toolchains, good, bad) -> None:
     if metric not in EXACT and metric not in TIMED:
         raise UsageError(f"option --metric: '{metric}' is not one of {', '.join([*EXACT, *TIMED])}")
     if metric in TIMED and (lab.target(target).emulated or lab.target(target).image):
@@ -191,6 +186,92 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
                          "guest-instruction metric")
     if bool(toolchains) == bool(good or bad):
         raise UsageError("bisect needs either --good and --bad (revisions) or --toolchains (compiler versions)")
+
+
+def _revision_line(lab: Lab, pr: _Probe, backend, repo: Path, good: str, bad: str, toolchain: str, cipher: str,
+                   impl: str | None, target: str, tmp: Path, worktrees: list[Path]):
+    """The revisions from good to bad, and how one is made ready: its own git worktree and backend."""
+    good_hash = _git(repo, "rev-parse", "--verify", f"{good}^{{commit}}")
+    line = [(good_hash, _git(repo, "log", "-1", "--format=%s", good_hash))] + revisions(repo, good, bad)
+    rel = lab.root.resolve().relative_to(repo.resolve()) if lab.root.resolve().is_relative_to(repo.resolve()) \
+        else Path(".")
+
+    def setup(p: Probe) -> None:
+        wt = tmp / "wt" / p.ref
+        _git(repo, "worktree", "add", "--detach", str(wt), p.ref)
+        worktrees.append(wt)
+        wlab = Lab(root=wt / rel, shared=lab.shared)
+        be = _worktree_backend(wlab, target, backend.plugin_path(), tmp / "b")
+        try:
+            be.prepare([wlab.target(target)], inputs=sorted(set(wlab.cipher(cipher).impl(
+                impl or wlab.cipher(cipher).default_impl).vector_files)))
+            pr.prepare(p, wlab, toolchain, be)
+        finally:
+            be.close()  # a target with an image: this revision's container
+
+    return line, setup
+
+
+def _bisect_exact(out: Outcome, probes: list[Probe], ready, metric: str) -> None:
+    """Exact counts: the first probe whose count differs from good's."""
+    lo, hi = 0, len(probes) - 1
+    g = probes[lo]
+    if g.value == probes[hi].value:
+        out.message = f"no difference between good and bad: {metric} {g.value:,.0f} at both"
+        return
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ready(probes[mid]).value == g.value:
+            lo = mid
+        else:
+            hi = mid
+    out.first = probes[hi]
+    out.change = out.first.value / g.value - 1
+    out.ci_low = out.ci_high = out.change
+    out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
+                   f"{probes[lo].value:,.2f} -> {out.first.value:,.2f} ({_percent(out.change)}, exact); "
+                   f"the last one like good is {probes[lo].name}")
+
+
+def _bisect_timed(out: Outcome, probes: list[Probe], ready, pr: _Probe, metric: str, max_rounds: int,
+                  threshold: float) -> None:
+    """On time: good and bad must differ by the race's verdict; then each probe is told like good or like bad."""
+    lo, hi = 0, len(probes) - 1
+    g, b = probes[lo], probes[hi]
+    pr.more([g, b], 5)
+    if _decide(pr, g, b, max_rounds) == "no change":
+        out.message = "no significant difference between good and bad " \
+                      f"(after {len(g.samples.timing)} processes each): nothing to bisect"
+        return
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        m = ready(probes[mid])
+        pr.more([m], 5)
+        like_good, like_bad = _side(pr, m, g, b, max_rounds)
+        if like_good:
+            lo = mid
+        elif like_bad:
+            hi = mid
+        else:
+            raise UserError(f"{m.name}: the test cannot tell it from either end after {max_rounds} "
+                            "rounds; not calling a step (try on a quieter machine, or bisect on guest "
+                            "instructions)")
+    out.first = probes[hi]
+    first = out.first if out.first.samples else b
+    s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first),
+                      threshold=threshold)
+    out.change, out.ci_low, out.ci_high = s.speedup - 1, s.ci_low - 1, s.ci_high - 1
+    out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
+                   f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
+
+
+def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host", good: str | None = None,
+           bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
+           toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
+           threshold: float = stats.NOISE_THRESHOLD, say: Callable[[str], None] = print) -> Outcome:
+    """The first probe at which `metric` changed; on time, "changed" is stats.compare's verdict with `threshold`
+    (the noise band: the lab's 3 % by default)."""
+    _check(lab, metric, target, toolchains, good, bad)
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="cipherlab-bisect-"))
     # a target with an image: the mixed backend (builds in the image, counts with this machine's QEMU and plugin,
@@ -199,35 +280,18 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
                            progress=lambda s: None)
     pr = _Probe(backend, cipher, impl, target, metric, tmp / "b" / "builds", threshold)  # under the backend's build dir
     worktrees: list[Path] = []
+    repo = Path(repo or lab.root)
     try:
         backend.prepare([lab.target(target)], inputs=sorted(set(lab.cipher(cipher).impl(
             impl or lab.cipher(cipher).default_impl).vector_files)))
         if toolchains:
-            names = _versions(lab, toolchains, cipher, impl, target, say)
-            line = [(n, n) for n in names]
+            line = [(n, n) for n in _versions(lab, toolchains, cipher, impl, target, say)]
 
             def setup(p: Probe) -> None:
                 pr.prepare(p, lab, p.ref)
         else:
-            repo = Path(repo or lab.root)
-            good_hash = _git(repo, "rev-parse", "--verify", f"{good}^{{commit}}")
-            line = [(good_hash, _git(repo, "log", "-1", "--format=%s", good_hash))] + revisions(repo, good, bad)
-            rel = lab.root.resolve().relative_to(repo.resolve()) if lab.root.resolve().is_relative_to(repo.resolve()) \
-                else Path(".")
-
-            def setup(p: Probe) -> None:
-                wt = tmp / "wt" / p.ref
-                _git(repo, "worktree", "add", "--detach", str(wt), p.ref)
-                worktrees.append(wt)
-                wlab = Lab(root=wt / rel, shared=lab.shared)
-                be = _worktree_backend(wlab, target, backend.plugin_path(), tmp / "b")
-                try:
-                    be.prepare([wlab.target(target)], inputs=sorted(set(wlab.cipher(cipher).impl(
-                        impl or wlab.cipher(cipher).default_impl).vector_files)))
-                    pr.prepare(p, wlab, toolchain, be)
-                finally:
-                    be.close()  # a target with an image: this revision's container
-
+            line, setup = _revision_line(lab, pr, backend, repo, good, bad, toolchain, cipher, impl, target, tmp,
+                                         worktrees)
         probes = [Probe(h, h if toolchains else h[:12], s) for h, s in line]
 
         def ready(p: Probe) -> Probe:
@@ -240,51 +304,11 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
             return p
 
         out = Outcome(metric, probes[0], probes[-1], None, None, None, None)
-        lo, hi = 0, len(probes) - 1
-        g, b = ready(probes[lo]), ready(probes[hi])
+        ready(probes[0]), ready(probes[-1])
         if metric in EXACT:
-            if g.value == b.value:
-                out.message = f"no difference between good and bad: {metric} {g.value:,.0f} at both"
-            else:
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if ready(probes[mid]).value == g.value:
-                        lo = mid
-                    else:
-                        hi = mid
-                out.first = probes[hi]
-                out.change = out.first.value / g.value - 1
-                out.ci_low = out.ci_high = out.change
-                out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
-                               f"{probes[lo].value:,.2f} -> {out.first.value:,.2f} ({_percent(out.change)}, exact); "
-                               f"the last one like good is {probes[lo].name}")
+            _bisect_exact(out, probes, ready, metric)
         else:
-            pr.more([g, b], 5)
-            verdict = _decide(pr, g, b, max_rounds)
-            if verdict == "no change":
-                out.message = "no significant difference between good and bad " \
-                              f"(after {len(g.samples.timing)} processes each): nothing to bisect"
-            else:
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    m = ready(probes[mid])
-                    pr.more([m], 5)
-                    like_good, like_bad = _side(pr, m, g, b, max_rounds)
-                    if like_good:
-                        lo = mid
-                    elif like_bad:
-                        hi = mid
-                    else:
-                        raise UserError(f"{m.name}: the test cannot tell it from either end after {max_rounds} "
-                                        "rounds; not calling a step (try on a quieter machine, or bisect on guest "
-                                        "instructions)")
-                out.first = probes[hi]
-                first = out.first if out.first.samples else b
-                s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first),
-                                  threshold=threshold)
-                out.change, out.ci_low, out.ci_high = s.speedup - 1, s.ci_low - 1, s.ci_high - 1
-                out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
-                               f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
+            _bisect_timed(out, probes, ready, pr, metric, max_rounds, threshold)
     finally:
         for wt in worktrees:
             subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(wt)], capture_output=True)
