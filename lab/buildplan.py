@@ -124,12 +124,7 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
     counter = "marker" if program in MARKER_PROGRAMS else target.counter
     includes = ["-I", str(INCLUDE), "-I", str(HARNESS)]
     headers = tuple(sorted({*(root / INCLUDE).glob("*.h"), *(root / HARNESS).glob("*.h")}))
-    unit = build_dir / target.name / toolchain.name
-    impl_dir = unit / impl.cipher / impl.name
-    # icount links the same objects; ct's have debug information, so they live apart
-    obj_dir = impl_dir / "native" if program == "native" else impl_dir / "ct-g" if program == "ct" else impl_dir
-    harness_dir = unit / "harness" / (f"{counter}-pic" if program == "native" else f"{counter}-g" if program == "ct"
-                                      else counter)
+    obj_dir, harness_dir = _object_dirs(build_dir, impl, toolchain, target, program, counter)
 
     steps: list[Step] = []
 
@@ -158,6 +153,28 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
             compile_c(src, out, [*impl.cflags, "-I", arg(src.parent)], (*headers, *local))
         impl_objs.append(out)
 
+    link, ldflags = _link(impl, toolchain, target, program, cflags, static, [*harness_objs, registry, *impl_objs],
+                          obj_dir, arg)
+    steps.append(link)
+    return BuildPlan(program, link.output, tuple(steps), cc, tuple(cflags),
+                     tuple([*ldflags, *impl.libs]), tuple(impl_objs))
+
+
+def _object_dirs(build_dir: Path, impl: Impl, toolchain: Toolchain, target: Target, program: str,
+                 counter: str) -> tuple[Path, Path]:
+    """Where a program's objects go: the implementation's and the harness's (per counter)."""
+    unit = build_dir / target.name / toolchain.name
+    impl_dir = unit / impl.cipher / impl.name
+    # icount links the same objects; ct's have debug information, so they live apart
+    obj_dir = impl_dir / "native" if program == "native" else impl_dir / "ct-g" if program == "ct" else impl_dir
+    harness_dir = unit / "harness" / (f"{counter}-pic" if program == "native" else f"{counter}-g" if program == "ct"
+                                      else counter)
+    return obj_dir, harness_dir
+
+
+def _link(impl: Impl, toolchain: Toolchain, target: Target, program: str, cflags: list[str], static: bool,
+          objs: list[Path], obj_dir: Path, arg) -> tuple[Step, list[str]]:
+    """The link step of a program (a shared library for "native"), and its link flags."""
     cxx_link = any(s.suffix in (".cpp", ".cc", ".cxx") for s in impl.sources)
     linker = compiler(toolchain, target, "c++" if cxx_link else "c")
     ldflags = [*toolchain.ldflags, *(["-static"] if static and program != "native" else [])]
@@ -167,8 +184,5 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
     else:
         output = obj_dir / "icount" / "cycles" if program == "icount" else obj_dir / program
     link_flags = _cxx_flags(cflags) if cxx_link else cflags
-    objs = [*harness_objs, registry, *impl_objs]
-    steps.append(Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *impl.libs, "-o", arg(output)),
-                      output, tuple(objs), linker, "link"))
-    return BuildPlan(program, output, tuple(steps), cc, tuple(cflags),
-                     tuple([*ldflags, *impl.libs]), tuple(impl_objs))
+    return Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *impl.libs, "-o", arg(output)),
+                output, tuple(objs), linker, "link"), ldflags

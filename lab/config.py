@@ -240,30 +240,32 @@ class Lab:
         java_src = self.root / "java_src"
         self.java_peer_files: dict[str, JavaPeerFile] = each(
             (java_src / "peers").glob("*.yaml"), lambda p: validate(JavaPeerFile, read_yaml(p), p))
+        errors += self._cross_references()
+        if errors:
+            raise errors[0] if len(errors) == 1 else ConfigErrors(errors)
+
+    def _cross_references(self) -> list[ConfigError]:
+        """Names one file gives that another must define: hosts' and toolchains' targets, the versions' targets,
+        the profiles' ciphers."""
+        errors = []
+        targets = sorted(self.targets)
         for name, host in self.hosts.items():
             if host.target not in self.targets:
                 errors.append(ConfigError(self.hosts_dir / f"{name}.yaml", "target",
-                                          f"'{host.target}' is not a target.", f"use one of {sorted(self.targets)}"))
+                                          f"'{host.target}' is not a target.", f"use one of {targets}"))
         for name, tc in self.toolchains.items():
             if name in self._version_of:
                 continue
-            for t in tc.targets or ():
-                if t not in self.targets:
-                    errors.append(ConfigError(tc.path, "targets", f"'{t}' is not a target.",
-                                              f"use one of {sorted(self.targets)}"))
+            errors += [ConfigError(tc.path, "targets", f"'{t}' is not a target.", f"use one of {targets}")
+                       for t in tc.targets or () if t not in self.targets]
         for i, cv in enumerate(self.compiler_versions.values()):
-            for j, t in enumerate(cv.found):
-                if t not in self.targets:
-                    errors.append(ConfigError(self.versions_path, f"versions.{i}.found.{j}",
-                                              f"'{t}' ({cv.name}) is not a target.",
-                                              f"use one of {sorted(self.targets)}"))
+            errors += [ConfigError(self.versions_path, f"versions.{i}.found.{j}", f"'{t}' ({cv.name}) is not a target.",
+                                   f"use one of {targets}") for j, t in enumerate(cv.found) if t not in self.targets]
         for name, prof in self.profiles.items():
-            for c in prof.per_cipher:
-                if c not in self.ciphers:
-                    errors.append(ConfigError(self.root / "profiles" / f"{name}.yaml", f"per_cipher.{c}",
-                                              "not a known cipher.", f"use one of {sorted(self.ciphers)}"))
-        if errors:
-            raise errors[0] if len(errors) == 1 else ConfigErrors(errors)
+            errors += [ConfigError(self.root / "profiles" / f"{name}.yaml", f"per_cipher.{c}", "not a known cipher.",
+                                   f"use one of {sorted(self.ciphers)}") for c in prof.per_cipher
+                       if c not in self.ciphers]
+        return errors
 
     @property
     def vectors_dir(self) -> Path:

@@ -260,31 +260,85 @@ def cancellation(groups: list[MachineRun]) -> Iterator[None]:
         signal.signal(signal.SIGTERM, old_term)
 
 
+def _planned(lab: Lab, req: RunRequest, results_dir: Path):
+    """(request, matrix, cells, run id, {machine: (folder, meta)} of the run being resumed): a new plan, or the
+    stored one of --resume."""
+    from .schema import MatrixFile
+
+    previous: dict[str, tuple] = {}
+    if not req.resume:
+        m, cells = plan_run(lab, req)
+        return req, m, cells, new_run_id(req.tag or f"{m.backend}-{m.profile}"), previous
+    run_id = latest_unfinished(results_dir) if req.resume == "latest" else \
+        read_run(resolve_runs(results_dir, req.resume)[0])[0].run_id
+    for d in run_dirs(results_dir):
+        if d.name == run_id:
+            meta, _ = read_run(d, repair=True)
+            previous[meta.machine_id] = (d, meta)
+    if all(meta.status == "finished" for _, meta in previous.values()):
+        raise RunError(f"run {run_id} is finished; nothing to resume")
+    meta0 = next(iter(previous.values()))[1]
+    m = MatrixFile.model_validate(meta0.matrix)
+    req = req.resumed(stored_request(meta0.options))
+    return req, m, expand(lab, m, f"run.json of {run_id}"), run_id, previous
+
+
+def _machine_run(lab: Lab, req: RunRequest, m, host: str | None, cells_h: list[Cell], dirs: tuple[Path, Path],
+                 run_id: str, previous: dict, jobs: int, ui: Progress, say) -> MachineRun:
+    """One machine's share of the run: its backend prepared, its run folder started (or reopened), its pipeline."""
+    results_dir, build_dir = dirs
+    gbuild = build_dir if host is None else build_dir / "hosts" / host
+    backend = make_backend(lab, m.backend, engine=m.engine, build_dir=gbuild, progress=say, host=host,
+                           accept_new_host_keys=req.accept_new_host_keys)
+    builder = Builder(lab.root, gbuild, backend)
+    machine = system.machine_id() if host is None else host
+    backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells_h if not c.unavailable}.items())],
+                    inputs=sorted({f for c in cells_h for f in c.impl.vector_files}))
+    fp = fingerprint(cells_h, builder, backend)
+    cpu = backend.pick_cpu(cells_h[0].sampling.cpu) if not backend.down else None
+    if machine in previous:
+        run_dir, meta = previous[machine]
+        _check_resume(meta, cells_h, fp)
+        writer = RunWriter.reopen(run_dir, retry=(Status.UNREACHABLE,))
+        recorded = {c.cell for c in read_run(run_dir)[1]}
+    else:
+        writer = start_run(lab, results_dir, backend, cells_h, machine=machine, matrix=m.model_dump(),
+                           fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpu": cpu},
+                           tag=req.tag, run_id=run_id)
+        recorded = set()
+    ui.done += len(recorded)
+    stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
+                    counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
+                    wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct",
+                    run_noise=_learned_noise(results_dir, machine, say), memo_dir=gbuild / "memo")
+    g = MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note), writer, cells_h,
+                   [c for c in cells_h if c.id not in recorded], cpu, ui, m.backend, m.engine)
+    g.counts.update(c.status for c in read_run(writer.dir)[1])
+    return g
+
+
+def _close(groups: list[MachineRun], before, say) -> None:
+    """Every machine's run folder closed with its status, counts and system figures; its backend closed."""
+    after = system.cpu_snapshot()
+    for g in groups:
+        if g.counts.get(Status.UNREACHABLE) and g.status == "finished":
+            g.status = "interrupted"  # not finished: --resume retries the cells of the unreachable host
+        try:
+            g.writer.close(g.status, status_counts=dict(g.counts), stage_seconds=g.stage_seconds,
+                           system={**g.writer.meta.system, **after.since(before)},
+                           tsc_hz_measured=_tsc_rate(g.writer.dir))
+        except RunError as e:
+            say(f"error: {e}")
+        g.backend.close()
+
+
 def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[str], None] = print) -> RunOutcome:
     """Runs (or resumes) a matrix on this machine and on the SSH hosts named; returns the run folders and the
     count of cells per status."""
-    from .schema import MatrixFile
-
     results_dir = req.results_dir if req.results_dir.is_absolute() else lab.root / req.results_dir
     build_dir = req.build_dir if req.build_dir.is_absolute() else lab.root / req.build_dir
     jobs = req.jobs or os.cpu_count() or 1
-    previous: dict[str, tuple] = {}
-    if req.resume:
-        run_id = latest_unfinished(results_dir) if req.resume == "latest" else \
-            read_run(resolve_runs(results_dir, req.resume)[0])[0].run_id
-        for d in run_dirs(results_dir):
-            if d.name == run_id:
-                meta, _ = read_run(d, repair=True)
-                previous[meta.machine_id] = (d, meta)
-        if all(meta.status == "finished" for _, meta in previous.values()):
-            raise RunError(f"run {run_id} is finished; nothing to resume")
-        meta0 = next(iter(previous.values()))[1]
-        m = MatrixFile.model_validate(meta0.matrix)
-        req = req.resumed(stored_request(meta0.options))
-        cells = expand(lab, m, f"run.json of {run_id}")
-    else:
-        m, cells = plan_run(lab, req)
-        run_id = new_run_id(req.tag or f"{m.backend}-{m.profile}")
+    req, m, cells, run_id, previous = _planned(lab, req, results_dir)
     if req.timeout:
         cells = [c.with_timeout(req.timeout) for c in cells]
     all_cells = plan_hosts(lab, cells, req.hosts, req.local)
@@ -294,53 +348,15 @@ def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[st
     before = system.cpu_snapshot()
     try:
         for host in dict.fromkeys(c.machine for c in all_cells):
-            cells_h = [c for c in all_cells if c.machine == host]
-            gbuild = build_dir if host is None else build_dir / "hosts" / host
-            backend = make_backend(lab, m.backend, engine=m.engine, build_dir=gbuild, progress=say, host=host,
-                                   accept_new_host_keys=req.accept_new_host_keys)
-            builder = Builder(lab.root, gbuild, backend)
-            machine = system.machine_id() if host is None else host
-            backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells_h if not c.unavailable}
-                                                  .items())],
-                            inputs=sorted({f for c in cells_h for f in c.impl.vector_files}))
-            fp = fingerprint(cells_h, builder, backend)
-            cpu = backend.pick_cpu(cells_h[0].sampling.cpu) if not backend.down else None
-            if machine in previous:
-                run_dir, meta = previous[machine]
-                _check_resume(meta, cells_h, fp)
-                writer = RunWriter.reopen(run_dir, retry=(Status.UNREACHABLE,))
-                recorded = {c.cell for c in read_run(run_dir)[1]}
-            else:
-                writer = start_run(lab, results_dir, backend, cells_h, machine=machine, matrix=m.model_dump(),
-                                   fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpu": cpu},
-                                   tag=req.tag, run_id=run_id)
-                recorded = set()
-            ui.done += len(recorded)
-            stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
-                            counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
-                            wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct",
-                            run_noise=_learned_noise(results_dir, machine, say), memo_dir=gbuild / "memo")
-            groups.append(MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note),
-                                     writer, cells_h, [c for c in cells_h if c.id not in recorded], cpu, ui,
-                                     m.backend, m.engine))
-            groups[-1].counts.update(c.status for c in read_run(writer.dir)[1])
+            groups.append(_machine_run(lab, req, m, host, [c for c in all_cells if c.machine == host],
+                                       (results_dir, build_dir), run_id, previous, jobs, ui, say))
         from .executors import make_executor
 
         with cancellation(groups):
             make_executor(req).execute(lab, groups, jobs, say)
     finally:
         ui.close()
-        after = system.cpu_snapshot()
-        for g in groups:
-            if g.counts.get(Status.UNREACHABLE) and g.status == "finished":
-                g.status = "interrupted"  # not finished: --resume retries the cells of the unreachable host
-            try:
-                g.writer.close(g.status, status_counts=dict(g.counts), stage_seconds=g.stage_seconds,
-                               system={**g.writer.meta.system, **after.since(before)},
-                               tsc_hz_measured=_tsc_rate(g.writer.dir))
-            except RunError as e:
-                say(f"error: {e}")
-            g.backend.close()
+        _close(groups, before, say)
     return RunOutcome([g.writer.dir for g in groups], sum(len(g.cells) for g in groups),
                       dict(sum((g.counts for g in groups), Counter())))
 
