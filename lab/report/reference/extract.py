@@ -195,8 +195,14 @@ def nist(papers: Path) -> tuple[list[dict], list[dict], list[dict]]:
     a2_first = [i for i, l in enumerate(lines) if l.startswith("Algorithm\tEKey")]
     a2_second = [i for i, l in enumerate(lines) if l.startswith("Algorithm\tEncrypt-128")]
     assert len(a1_headers) == len(A1_TABLES) and len(a2_first) == len(a2_second) == len(A2_TABLES)
-    timing, cycles, tables = [], [], []
+    timing, tables = _nist_a1(lines, a1_headers)
+    cycles, a2_tables = _nist_a2(lines, a2_first, a2_second)
+    return timing, cycles, tables + a2_tables
 
+
+def _nist_a1(lines: list[str], a1_headers: list[int]) -> tuple[list[dict], list[dict]]:
+    """Appendix A.1: speeds (Kbit/s, keys/s) per platform and compiler, and each table's description."""
+    timing, tables = [], []
     for (table, words, platform, compiler, tnote), h, heading in zip(
             A1_TABLES, a1_headers, _headings(lines, a1_headers)):
         assert all(w in heading for w in words), (table, heading)
@@ -222,7 +228,12 @@ def nist(papers: Path) -> tuple[list[dict], list[dict], list[dict]]:
         tables.append(dict(source=NIST, section="A.1", table=table, heading=heading, platform=platform,
                            cpu=cpu, mhz=mhz, os=os_, memory=memory, compiler=compiler,
                            algorithms=" ".join(algs), note=tnote))
+    return timing, tables
 
+
+def _nist_a2(lines: list[str], a2_first: list[int], a2_second: list[int]) -> tuple[list[dict], list[dict]]:
+    """Appendix A.2: cycles per call and per block, two tables a platform in the same algorithm order."""
+    cycles, tables = [], []
     headings = _headings(lines, a2_first)
     for (table, words, platform, compiler, tnote), h1, h2, heading in zip(A2_TABLES, a2_first, a2_second, headings):
         assert all(w in heading for w in words), (table, heading)
@@ -249,7 +260,7 @@ def nist(papers: Path) -> tuple[list[dict], list[dict], list[dict]]:
         tables.append(dict(source=NIST, section="A.2", table=table, heading=heading, platform=platform,
                            cpu=cpu, mhz=mhz, os=os_, memory=memory, compiler=compiler,
                            algorithms=" ".join(orders[0]), note=tnote))
-    return timing, cycles, tables
+    return cycles, tables
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,9 +287,13 @@ def _rank(printed: str) -> tuple[str, str, str]:
 
 def slides(papers: Path) -> dict[str, list[dict]]:
     lines = _lines(papers, SLIDES)
-    out: dict[str, list[dict]] = {"reference": [], "survey": [], "average": [], "java": []}
+    return {"reference": _slide12(lines), "survey": _slides15_17(lines), "average": _slide21(lines),
+            "java": _slide29(lines)}
 
-    # slide 12: "Reference" configuration results (cycles, 200 MHz Pentium Pro, Borland)
+
+def _slide12(lines: list[str]) -> list[dict]:
+    """Slide 12: "Reference" configuration results (cycles, 200 MHz Pentium Pro, Borland)."""
+    out: dict[str, list[dict]] = {"reference": []}
     cols = [("ekey", "setKey(enc)"), ("dkey", "setKey(dec)"), ("encrypt_per_block", "Encrypt"),
             ("decrypt_per_block", "Decrypt")]
     for row, cells in enumerate(_md_table(lines, "| Algorithm | setKey(enc)"), start=1):
@@ -289,8 +304,12 @@ def slides(papers: Path) -> dict[str, list[dict]]:
                 compiler="Borland C++ 5.0", algorithm=algorithm, cipher=cipher, variant=variant, row=row,
                 key_size=128, metric=metric, value=number(printed), unit="clock_cycles", printed=printed,
                 note=anote))
+    return out["reference"]
 
-    # slides 15-17: best NIST cycles vs [Gladman] and [Schneier]
+
+def _slides15_17(lines: list[str]) -> list[dict]:
+    """Slides 15-17: best NIST cycles vs [Gladman] and [Schneier]."""
+    out: dict[str, list[dict]] = {"survey": []}
     surveys = {
         "key_setup": (15, "Key Setup (128-bits)", ["NIST", "Gladman", "Schneier"], 292),
         "encrypt": (16, "Encryption (128-bit key)", ["NIST", "Gladman", "Schneier"], 41),
@@ -330,8 +349,12 @@ def slides(papers: Path) -> dict[str, list[dict]]:
             algorithm="NULL cipher", cipher="", variant="", key_size=128, value=str(null_cycles), value_dec="",
             unit="clock_cycles", rank="", rank_dec="", tied="", printed_value=str(null_cycles), printed_rank="",
             note=f"footnote 1: {call}() with a NULL cipher (API overhead)"))
+    return out["survey"]
 
-    # slide 21: average encryption speed across compilers
+
+def _slide21(lines: list[str]) -> list[dict]:
+    """Slide 21: average encryption speed across compilers."""
+    out: dict[str, list[dict]] = {"average": []}
     platforms = [("ppro200-win95", "Pentium Pro", 200, "Windows95", "Borland C++ 5.01, Visual C 6.0, DJGPP"),
                  ("ultrasparc2-300-solaris", "UltraSPARC-II", 300, "Solaris 2.7",
                   "GCC 2.8.1, Sun Workshop Compiler C 4.2")]
@@ -352,8 +375,12 @@ def slides(papers: Path) -> dict[str, list[dict]]:
                 source=SLIDES, slide=21, platform=platform, cpu=cpu, mhz=mhz, os=os_, compilers=compilers_,
                 algorithm=algorithm, cipher=cipher, variant=variant, key_size=128, metric="encrypt_speed",
                 value=number(pv), unit="Kbit/s", rank=rank, printed=pv, printed_rank=pr, note=note))
+    return out["average"]
 
-    # slide 29: summary of Java values (reference platform, JDK 1.1.6 with JIT)
+
+def _slide29(lines: list[str]) -> list[dict]:
+    """Slide 29: summary of Java values (reference platform, JDK 1.1.6 with JIT)."""
+    out: dict[str, list[dict]] = {"java": []}
     java_cols = [("key_setup_speed", 128, "Kbit/s", "unit as printed (makeKey in Kb/sec)"),
                  ("encrypt_speed", 128, "Kbit/s", ""), ("decrypt_speed", 128, "Kbit/s", ""),
                  ("class_file_bytes", "", "bytes", "static memory: class file size"),
@@ -369,7 +396,7 @@ def slides(papers: Path) -> dict[str, list[dict]]:
                 source=SLIDES, slide=29, platform="ppro200-win95", runtime="JDK 1.1.6 with JIT",
                 algorithm=algorithm, cipher=cipher, variant=variant, key_size=key_size, metric=metric,
                 value=number(printed), unit=unit, printed=printed, note=join_notes(anote, cnote)))
-    return out
+    return out["java"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -484,6 +511,12 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
         for metric, printed in zip(("encrypt_per_block", "decrypt_per_block", "ekey", "dkey"), cells[2:6]):
             add("Table 1", _PIII, compiler, language, alg, "", metric, printed)
 
+    _lipmaa_sc2000(lines, add)
+    return out, _lipmaa_sboxes(lines)
+
+
+def _lipmaa_sc2000(lines: list[str], add) -> None:
+    """Tables 2 and 3: SC2000's earlier implementations [Shi02] and this paper's four S-box strategies."""
     # Table 2: previous SC2000 implementations [Shi02], VC++ 6.0 under Windows
     strategies2 = ["(6, 10, 10, 6)", "(6, 10, 10, 6)", "(11, 10, 11)", "(11, 10, 11)"] * 2
     t2 = _lipmaa_block(lines, "Processor\tStrategy\tLanguage", 8)
@@ -514,7 +547,10 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
         for metric, printed in zip(("encrypt_per_block", "decrypt_per_block", "key_setup"), nums):
             add("Table 3", cpu, compiler, "C", "SC2000", strategy, metric, printed, note)
 
-    # Fig. 1: S-box strategies, table look-ups per SM function and S-box entries
+
+
+def _lipmaa_sboxes(lines: list[str]) -> list[dict]:
+    """Fig. 1: S-box strategies, table look-ups per SM function and S-box entries."""
     sbox = []
     start = next(i for i, l in enumerate(lines) if l.startswith("Strategy\t\t"))
     fig = lines[start + 1:start + 5]
@@ -525,7 +561,7 @@ def lipmaa(papers: Path) -> tuple[list[dict], list[dict]]:
         sbox.append(dict(source=LIPMAA, table="Fig. 1", strategy=strategy, implementation=SC2000_IMPL[strategy],
                          lookups_per_sm=lookups, sbox_entries=entries, printed=line.replace("\t", " ").strip(),
                          note=note))
-    return out, sbox
+    return sbox
 
 
 # --------------------------------------------------------------------------------------------
