@@ -140,3 +140,10 @@ def test_the_base_imports_nothing_above_it():
 def test_only_the_entry_points_import_the_command_line(mod):
     g = graph()
     assert sorted(m for m, deps in g.items() if mod in deps) == sorted(ENTRY[mod])
+
+
+def test_no_function_in_lab_is_over_60_lines():
+    long = sorted(f"{path.relative_to(ROOT)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+                  for path in MODULES.values() for n in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60)
+    assert long == []
