@@ -43,3 +43,47 @@ def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
     assert all(ok for _, ok in images), images
     assert not missing, f"nav links without target: {missing}"
     assert shot.stat().st_size > 10_000
+
+
+#: what a section says when the run did not give it anything: none may appear in the main job's report
+EMPTY = ["No Java cell", "No instruction counts", "No peer library", "No hardware speed", "No cycle counts",
+         "not measured: Java", "section failed"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./cipherlab installs it)")
+def test_the_main_jobs_report_has_every_section_filled(lab, tmp_path):
+    """The default run (matrix.yaml: every class, the peers, two C compilers and a JVM; constant time from the
+    profile; instruction counts with the host's plugin) narrowed to one cipher and the smoke profile: in a real
+    browser, no section of the report says it has nothing, and the sections a new user looks for have rows."""
+    import os
+    import subprocess
+    import sys
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    rd = tmp_path / "results"
+    env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp_path / "locks")}
+    r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "rijndael", "--profile", "smoke", "--ct",
+                        "--no-progress", "--results-dir", str(rd), "--reports-dir", str(tmp_path / "reports"),
+                        "--build-dir", str(lab.root / "build" / "test-main-job")],
+                       cwd=lab.root, capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    index = tmp_path / "reports" / "index.html"
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(index.as_uri())
+        page.wait_for_load_state("load")
+        text = page.inner_text("body")
+        rows = page.evaluate("""() => { const out = {};
+            for (const h of document.querySelectorAll('h2')) {
+              let n = 0, el = h.nextElementSibling;
+              while (el && el.tagName !== 'H2') { n += el.querySelectorAll('tbody tr').length; el = el.nextElementSibling; }
+              out[h.textContent.trim()] = n; }
+            return out; }""")
+        browser.close()
+    said = [e for e in EMPTY if e in text]
+    assert said == [], said
+    for section in ("Versus the libraries", "Guest instructions per block", "Constant time", "Java"):
+        got = [n for h, n in rows.items() if h.startswith(section)]
+        assert got and got[0] > 0, (section, rows)
+    assert "Precision:" in text and "measured quantities met their target" in text
