@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from lab import protocol, results
+from lab import compare, protocol, results
 from lab.backends.base import Completed
 
 from . import synth
@@ -263,3 +263,26 @@ def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_samp
     taken = {(r.op, r.n): len(r.deltas) for r in protocol.of(records, protocol.CyclesRecord)}
     assert 6 < taken[("encrypt", 32768)] < 64 and 6 < taken[("decrypt", 32768)] < 64
     assert taken[("encrypt", 1)] == 64
+
+
+def test_compares_gauge_path_orients_costs_and_speeds_and_leaves_a_side_without_a_gauge_out(tmp_path):
+    """B's code 10 % faster on a machine 4 % slower: absolute speed 1.1 / 1.04 = 1.0577; relative to the gauge
+    1.1 for speeds AND for costs (a cost's ratio turned over, A/B); a run without a gauge on one side: NaN."""
+    rd = tmp_path / "results"
+    layout = (1.0, 1.05, 1.1)
+
+    def run(machine: float, code: float, gauged: bool = True):
+        timing, cycles = _processes([machine * code * f for f in layout],
+                                    [2.0 * machine * f for f in layout] if gauged else None)
+        return synth.write_run(rd, [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing, cycles=cycles)])
+
+    a, b, c = run(1.0, 1.0), run(1.04, 1 / 1.1), run(1.04, 1 / 1.1, gauged=False)
+    t = compare.compare_runs(rd, str(a), str(b), metrics=["encrypt_speed", "encrypt_per_block", "ekey"])
+    rows = {r.metric: r for r in t.rows}
+    assert set(rows) == {"encrypt_speed", "encrypt_per_block", "ekey"}
+    for m, r in rows.items():
+        assert r.speedup == pytest.approx(1.1 / 1.04, rel=2e-3), m
+        assert r.gauge == pytest.approx(1.1, rel=2e-3), m
+    t2 = compare.compare_runs(rd, str(a), str(c), metrics=["encrypt_speed", "ekey"])
+    assert t2.rows and all(math.isnan(r.gauge) for r in t2.rows)
+    assert "gauge-relative" not in compare.format_table(t2).splitlines()[0]
