@@ -7,6 +7,7 @@ and restore its link (a machine that stops answering).  Needs root, iproute2 and
 from __future__ import annotations
 
 import os
+import signal
 import re
 import shutil
 import subprocess
@@ -87,6 +88,20 @@ class Host:
 
     def up(self) -> None:
         sh("ip", "link", "set", self.veth, "up")
+
+    def _signal_all(self, sig: int) -> None:
+        for pid in subprocess.run(["ip", "netns", "pids", self.ns], capture_output=True, text=True).stdout.split():
+            try:
+                os.kill(int(pid), sig)
+            except ProcessLookupError:
+                pass
+
+    def freeze(self) -> None:
+        """Every process of the host stops (SIGSTOP): the link stays up and TCP is acknowledged, SSH says nothing."""
+        self._signal_all(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self._signal_all(signal.SIGCONT)
 
 
 class Hosts:

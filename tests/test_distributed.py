@@ -103,6 +103,8 @@ CUTS = {  # where h2's link is cut: (the line of the run that triggers it, secon
     "in-prepare": (r"prepare \(build, verify, instruction counts\): \d+ cells on h2", 0.0),  # builds, uploads, gates
     "in-measure": (r"measure: \d+ cells on h2", 1.0),  # a measuring program running (or being shipped)
     "waiting-for-lock": ("waiting for the timing lock of host h2", 0.0),  # another run holds h2's timing lock
+    # not cut: every process of h2 frozen (SIGSTOP) as its prepare stage starts: TCP still acknowledged, SSH silent
+    "frozen-in-prepare": (r"prepare \(build, verify, instruction counts\): \d+ cells on h2", 0.0),
 }
 
 
@@ -131,7 +133,7 @@ def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_
             seen.append(line)
             if cut is None and re.search(trigger, line):
                 time.sleep(delay)
-                h2.down()  # the machine stops answering
+                h2.freeze() if where.startswith("frozen") else h2.down()  # the machine stops answering
                 cut = time.monotonic()
             elif cut is not None and "unreachable" in line and "@h2" in line:
                 found = time.monotonic() - cut
@@ -139,7 +141,7 @@ def test_a_host_that_stops_answering_gives_unreachable_cells_and_resume_retries_
         out, err = p.communicate(timeout=HOST_TEST_BOUND)
         err = "".join(seen) + err
     finally:
-        h2.up()
+        h2.thaw() if where.startswith("frozen") else h2.up()
         if holder is not None:
             os.killpg(holder.pid, signal.SIGKILL)  # flock and its sleep
             holder.wait()

@@ -21,7 +21,9 @@ by default), a program run its own time limit plus that floor.  A link that goes
 found sooner than any of these: SSH keepalives go out after KEEPALIVE_SECONDS without traffic, and the
 connection's TCP_USER_TIMEOUT closes it once data has gone unacknowledged for DEAD_LINK_SECONDS — so within
 DEAD_LINK_BOUND (15 s) of a cut, whatever was in progress (an upload, a program run, taking the timing lock),
-the host is ``unreachable``.
+the host is ``unreachable``.  A host that keeps its link but stops answering (its processes frozen: TCP is still
+acknowledged, SSH says nothing) is found by keepalives that want a reply (:class:`_Answers`): no answer for
+SILENT_BOUND seconds ends whatever call was waiting on it, and the host is ``unreachable``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ CONNECT_TIMEOUT = 15  # seconds for the TCP connection, the SSH banner and the a
 KEEPALIVE_SECONDS = 5  # an SSH keepalive goes out after this long without sending anything
 DEAD_LINK_SECONDS = 10  # TCP_USER_TIMEOUT: data unacknowledged this long means the link is dead
 DEAD_LINK_BOUND = KEEPALIVE_SECONDS + DEAD_LINK_SECONDS  # a cut link is found within this many seconds
+SILENT_BOUND = KEEPALIVE_SECONDS + DEAD_LINK_SECONDS  # a host that stops answering (frozen) is given up after this
 LEASE_SECONDS = 30  # the remote timing-lock holder lets go when it heard nothing from this side for this long
 
 
@@ -59,6 +62,33 @@ def _fail_fast(transport) -> None:
     if isinstance(sock, socket.socket) and hasattr(socket, "TCP_USER_TIMEOUT") and \
             sock.family in (socket.AF_INET, socket.AF_INET6):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, DEAD_LINK_SECONDS * 1000)
+
+
+class _Answers:
+    """When the host last answered: a thread asks it every KEEPALIVE_SECONDS with a global request that wants a
+    reply (OpenSSH answers even a request it does not know).  A host whose processes are frozen (SIGSTOP) keeps
+    its TCP connection acknowledged and sends nothing: only an unanswered question finds it, within
+    SILENT_BOUND seconds, whatever call is waiting on it."""
+
+    def __init__(self, transport):
+        self.transport, self.heard = transport, time.monotonic()
+        self._stop = threading.Event()
+        threading.Thread(target=self._ask, daemon=True, name="ssh-answers").start()
+
+    def _ask(self) -> None:
+        while not self._stop.wait(KEEPALIVE_SECONDS) and self.transport.is_active():
+            try:
+                self.transport.global_request("keepalive@openssh.com", wait=True)
+            except Exception:  # noqa: BLE001 - a closed transport: the callers see it inactive
+                return
+            self.heard = time.monotonic()
+
+    def silent(self) -> float:
+        """Seconds since the host last answered."""
+        return time.monotonic() - self.heard
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def _heartbeat(chan, stop: threading.Event) -> None:
@@ -82,6 +112,7 @@ class SshBackend(Backend):
         self.accept_new = accept_new_host_keys
         self.root = Path(root)
         self._conn = None
+        self._answers: _Answers | None = None
         self._down: str | None = None  # why the host stopped answering
         self._remote: dict[Path, str] = {}  # local file -> remote path
         self._facts: dict | None = None
@@ -129,8 +160,15 @@ class SshBackend(Backend):
         if self.accept_new and known.parent.exists():
             conn.client.save_host_keys(str(known))
         _fail_fast(conn.client.get_transport())
+        if self._answers is not None:
+            self._answers.stop()
+        self._answers = _Answers(conn.client.get_transport())
         self._conn = conn
         return conn
+
+    def _silent(self) -> bool:
+        """The host has not answered a keepalive for SILENT_BOUND seconds (frozen, or the link is gone)."""
+        return self._answers is not None and self._answers.silent() > SILENT_BOUND
 
     def _transfer_seconds(self, nbytes: int) -> float:
         """How long sending nbytes (and hearing back) may take: the floor plus the bytes at the minimum rate."""
@@ -169,6 +207,10 @@ class SshBackend(Backend):
                     err += chan.recv_stderr(65536)
                 elif not transport.is_active():
                     raise self._lost("while a command ran")
+                elif self._silent():
+                    chan.close()
+                    self._conn = None
+                    raise HostUnreachable(f"no answer to keepalives for {SILENT_BOUND} s while a command ran")
                 elif chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
                 elif time.perf_counter() - t0 > limit:
@@ -326,6 +368,9 @@ class SshBackend(Backend):
                 line += chan.recv(1)
             elif not transport.is_active():
                 raise self._lost("while taking the timing lock")
+            elif self._silent():
+                self._conn = None
+                raise HostUnreachable(f"no answer to keepalives for {SILENT_BOUND} s while taking its timing lock")
             elif time.monotonic() > deadline:
                 self._conn = None
                 raise HostUnreachable("no answer while taking its timing lock")
@@ -384,6 +429,9 @@ class SshBackend(Backend):
             beat.join()
 
     def close(self) -> None:
+        if self._answers is not None:
+            self._answers.stop()
+            self._answers = None
         if self._conn is not None:
             try:
                 self._conn.close()
