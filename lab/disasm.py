@@ -140,6 +140,41 @@ def instructions(asm: str) -> int:
     return sum(1 for line in asm.splitlines() if not is_relocation(line))
 
 
+_MNEMONIC = re.compile(r"^\s*[0-9a-f]+:\s+([a-z][a-z0-9.,]*)\s*(.*)$")
+
+
+def shape(asm: str) -> dict[str, int]:
+    """A function's static shape from its disassembly (objdump -d, AT&T syntax on x86; SPARC and MIPS by their
+    mnemonics): instructions, memory reads and writes, conditional branches and calls.  What a reader wants before
+    a raw diff: where two builds' code differs in kind.  x86: an operand in parentheses is memory, read when it is
+    the source, written when it is the last operand; SPARC/MIPS: ld*/l[bhwd]* read, st*/s[bhwd] write."""
+    out = {"instructions": 0, "reads": 0, "writes": 0, "branches": 0, "calls": 0}
+    for line in asm.splitlines():
+        m = _MNEMONIC.match(line)
+        if not m or is_relocation(line):
+            continue
+        op, args = m.group(1), m.group(2).split("#")[0].strip()
+        out["instructions"] += 1
+        if op.startswith("call") or op in ("jal", "jalr"):
+            out["calls"] += 1
+        elif (op.startswith("j") and op not in ("jmp", "jmpq", "j", "jr")) or \
+                (op.startswith("b") and op not in ("bswap", "bt", "bts", "btr", "btc", "bsf", "bsr", "bzhi", "blsr",
+                                                   "blsi", "blsmsk", "bextr", "b", "ba", "ba,a")):
+            out["branches"] += 1
+        if "(" in args and "%" in args:  # x86 AT&T (registers named with %)
+            operands = re.split(r",(?![^(]*\))", args)
+            if "(" in operands[-1] and len(operands) > 1:
+                out["writes"] += 1
+            if any("(" in o for o in operands[:-1]) or (len(operands) == 1 and not op.startswith(("j", "call",
+                                                                                                  "lea", "nop"))):
+                out["reads"] += 1 if not op.startswith("lea") else 0
+        elif re.match(r"^(ld|lw|lh|lb|lwu|lhu|lbu|ldx|lduw|ldub|lduh|ldsw|ldsh|ldsb)$", op):
+            out["reads"] += 1
+        elif re.match(r"^(st|sw|sh|sb|sd|stx|stw|sth|stb)$", op):
+            out["writes"] += 1
+    return out
+
+
 def instruction_text(line: str) -> str:
     """An instruction (or relocation) line without its address (what a diff between builds compares)."""
     return _ADDRESS.sub("", line).strip()

@@ -98,6 +98,9 @@ def test_the_report_links_a_page_per_cell_and_a_diff_per_implementation(dd_repor
     assert "gcc-O3 (base)" in diff and "gcc-O3 → clang-O3" in diff and "gcc-O3 → icc-like" in diff
     assert diff.count('<span class="add">+') > 10 and diff.count('<span class="del">-') > 10
     assert re.search(r"\d,\d{3},\d{3} Kbit/s", diff), "the measured speeds stand beside the diffs"
+    why = diff[diff.index("<h2>Why</h2>"):diff.index("<h2>Measured</h2>")]  # before the numbers and the diffs
+    assert re.search(r"<b>clang-O3</b> against gcc-O3: clang-O3 encrypts at \d+\.\d\d× the speed of gcc-O3", why)
+    assert "the encrypt function, static: " in why
     assert (out / "diff" / "rijndael_ttable@host.html").exists()
 
 
@@ -146,3 +149,23 @@ def test_a_cross_target_is_disassembled_by_its_images_binutils(lab, tmp_path, ta
     f = ev["functions"]
     assert f["encrypt"]["symbol"] == "rc6_encrypt" and f["set_encrypt_key"]["symbol"] == "rc6_set_key"
     assert re.search(rf"\s{insn}\s", f["encrypt"]["asm"])
+
+
+def test_the_static_shape_counts_reads_writes_branches_and_calls():
+    """x86 AT&T: a memory operand as source is a read, as the last operand a write; lea reads nothing; jmp is no
+    conditional branch; SPARC/MIPS by mnemonic."""
+    x86 = """0000000000001139 <f>:
+    1139:\tmov    0x8(%rdi),%eax
+    113c:\tmov    %eax,(%rsi)
+    113e:\tadd    $0x1,%eax
+    1141:\tjne    1150 <f+0x17>
+    1143:\tcall   1000 <g>
+\t\t\t1144: R_X86_64_PLT32\tg-0x4
+    1148:\tlea    0x10(%rdi),%rax
+    114c:\txor    0x400(,%rax,4),%edx
+    1153:\tjmp    1160
+    1155:\tret
+"""
+    assert disasm.shape(x86) == {"instructions": 9, "reads": 2, "writes": 1, "branches": 1, "calls": 1}
+    mips = "  10:\tlw\tv0,0(a0)\n  14:\tsw\tv0,4(a1)\n  18:\tbnez\tv0,30 <f+0x30>\n  1c:\tjal\t0 <g>\n"
+    assert disasm.shape(mips) == {"instructions": 4, "reads": 1, "writes": 1, "branches": 1, "calls": 1}

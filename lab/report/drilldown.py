@@ -107,6 +107,37 @@ def collect(run_paths: list[Path], df: pd.DataFrame, read: list | None = None) -
     return out
 
 
+def _ratio_text(a: float | None, b: float | None, what: str, fewer: str, more: str) -> str | None:
+    if not a or not b:
+        return None
+    r = b / a
+    if abs(r - 1) < 0.005:
+        return f"the same {what}"
+    return f"{abs(r - 1) * 100:.0f} % {fewer if r < 1 else more} {what}"
+
+
+def why(base: dict, other: dict) -> list[str]:
+    """Why one build is faster than the other, before the raw diff: the measured speed ratio, the exact guest
+    instructions per block, and the encrypt function's static shape (instructions, memory reads and writes,
+    conditional branches, calls: disasm.shape), each as other against base."""
+    out = []
+    sa, sb = base.get("speed"), other.get("speed")
+    if sa and sb and sa.get("estimate") and sb.get("estimate"):
+        r = sb["estimate"] / sa["estimate"]
+        out.append(f"{other['toolchain']} encrypts at {r:.2f}× the speed of {base['toolchain']}")
+    t = _ratio_text(base.get("insn_per_block"), other.get("insn_per_block"), "guest instructions per block (exact)",
+                    "fewer", "more")
+    if t:
+        out.append(t)
+    ka, kb = (disasm.shape(x["ev"]["functions"]["encrypt"]["asm"]) for x in (base, other))
+    words = {"instructions": "instructions", "reads": "memory reads", "writes": "memory writes",
+             "branches": "conditional branches", "calls": "calls"}
+    changed = [f"{words[k]} {ka[k]} → {kb[k]}" for k in words if ka[k] != kb[k]]
+    out.append("the encrypt function, static: " + ("; ".join(changed) if changed else
+                                                   f"the same shape ({ka['instructions']} instructions)"))
+    return out
+
+
 def diffs(entries: list[dict]) -> list[dict]:
     """Per implementation and target built by two toolchains or more: each toolchain's encrypt function
     against the base toolchain's (gcc-O3 when present, else the first by name)."""
@@ -127,7 +158,7 @@ def diffs(entries: list[dict]) -> list[dict]:
             name = lambda x: f"{x['toolchain']}: {x['ev']['functions']['encrypt']['symbol']}"  # noqa: E731
             lines = list(difflib.unified_diff(a, b, name(base), name(e), n=3, lineterm=""))
             pairs.append({"other": e, "lines": lines, "added": sum(1 for x in lines[2:] if x.startswith("+")),
-                          "removed": sum(1 for x in lines[2:] if x.startswith("-"))})
+                          "removed": sum(1 for x in lines[2:] if x.startswith("-")), "why": why(base, e)})
         name = disasm.safe_name(f"{impl}@{target}".replace(" @ ", "@"))
         out.append({"impl": impl, "target": target, "base": base, "entries": es, "pairs": pairs,
                     "href": f"diff/{name}.html"})
