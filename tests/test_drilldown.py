@@ -94,6 +94,10 @@ def test_the_report_links_a_page_per_cell_and_a_diff_per_implementation(dd_repor
     page = (out / "cells" / "rc6_ref@gcc-O3@host.html").read_text()
     assert "rc6_encrypt" in page and "rc6_set_key" in page and re.search(r"\srol\s", page)
     assert "code bytes: text" in page and "static tables (bytes)" in page
+    figures = page[page.index("<h2>Every figure</h2>"):page.index("<h2>Code and table bytes</h2>")]
+    for label in ("encrypt", "decrypt", "key setup", "encryption key setup", "encrypt per block"):
+        assert f"<td>{label}</td>" in figures, label
+    assert figures.count("<tr>") >= 10
     diff = (out / "diff" / "rc6_ref@host.html").read_text()
     assert "gcc-O3 (base)" in diff and "gcc-O3 → clang-O3" in diff and "gcc-O3 → icc-like" in diff
     assert diff.count('<span class="add">+') > 10 and diff.count('<span class="del">-') > 10

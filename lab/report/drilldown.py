@@ -64,6 +64,22 @@ def _speed(rows: pd.DataFrame) -> dict | None:
             "interval": f"[{_fmt(lo)}, {_fmt(hi)}]" if lo is not None and hi is not None else ""}
 
 
+def _figures(rows: pd.DataFrame) -> list[dict]:
+    """Every timed figure of the cell (speeds at every key size, costs per call and per block at every size),
+    with its interval, processes and whether it met its precision target, in the metric table's order."""
+    from .. import metrics
+
+    order = {m: i for i, m in enumerate(metrics.BY_NAME)}
+    g = rows[rows.estimator.isin(["trimmed", "min", "median"])] if not rows.empty else rows
+    g = g.assign(_o=g.metric.map(order)).sort_values(["_o", "key_size", "n_blocks"]) if not g.empty else g
+    return [{"metric": r.metric, "label": metrics.label(r.metric), "key_size": None if pd.isna(r.key_size) else
+             int(r.key_size), "n_blocks": None if pd.isna(r.n_blocks) else int(r.n_blocks),
+             "text": "below the counter's resolution" if bool(r.below_resolution) else _fmt(_num(r.estimate)),
+             "interval": f"[{_fmt(_num(r.ci_low))}, {_fmt(_num(r.ci_high))}]" if _num(r.ci_low) is not None else "",
+             "unit": str(r.unit).replace("_", " "), "processes": None if pd.isna(r.processes) else int(r.processes),
+             "met": bool(r.precision_met)} for r in g.itertuples()]
+
+
 def _insns(rows: pd.DataFrame) -> list[dict]:
     g = rows[rows.metric.astype(str).str.startswith("insn_")] if not rows.empty else rows
     return [{"metric": r.metric, "key_size": None if pd.isna(r.key_size) else int(r.key_size),
@@ -103,6 +119,7 @@ def collect(run_paths: list[Path], df: pd.DataFrame, read: list | None = None) -
                 "table_bytes": rec.impl_facts.table_bytes if rec.impl_facts else None,
                 "ks_bytes": rec.impl_facts.ks_bytes if rec.impl_facts else None,
                 "ev": ev, "speed": _speed(rows), "insns": insns, "insn_per_block": _insn_per_block(insns),
+                "figures": _figures(rows),
             })
     return out
 
