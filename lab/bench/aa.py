@@ -48,13 +48,17 @@ GOALS = {"beyond": (0.03, 0.08), "sd_z": (0.8, 1.25), "aa_no_change": 0.97, "pow
 @contextlib.contextmanager
 def busy_cores(n: int, measuring_cpu: int | None):
     """n processes that spin for as long as the block runs, each pinned to a CPU other than the measuring one
-    (the condition "one core busy": another tenant's work beside the measurement); nothing when n is 0."""
+    (the condition "one core busy": another tenant's work beside the measurement; the CPU is never idle, whatever
+    else runs on it); nothing when n is 0."""
     cpus = sorted(os.sched_getaffinity(0) - ({measuring_cpu} if measuring_cpu is not None else set()))
     if n and not cpus:
         raise UserError("option --busy: no CPU other than the measuring one to keep busy")
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                              preexec_fn=(lambda c=cpus[i % len(cpus)]: os.sched_setaffinity(0, {c})))
-             for i in range(n)]
+    def pin(cpu: int) -> None:  # at the lowest priority: it fills that CPU's idle time, whatever else runs there
+        os.sched_setaffinity(0, {cpu})
+        os.nice(19)
+
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda c=cpus[i % len(cpus)]:
+                              pin(c)) for i in range(n)]
     try:
         yield [cpus[i % len(cpus)] for i in range(n)]
     finally:
