@@ -506,3 +506,32 @@ def test_the_report_states_the_confidence_level_the_profile_asked_for(tmp_path):
     assert (e.ci_low, e.ci_high) == (pytest.approx(want.ci_low), pytest.approx(want.ci_high))
     html = build_report(Lab(), [run], results_dir=tmp_path / "results", reports_dir=tmp_path / "reports").read_text()
     assert "with a 90 % confidence" in html and "90 % CI [" in html and "95 % CI [" not in html
+
+
+@pytest.mark.parametrize("value,half,want", [(230783.0, 5300.0, "231,000"), (230783.0, 53.0, "230,780"),
+                                             (12.34, 0.3, "12.3"), (12.34, 0.05, "12.34"), (99.96, 0.4, "100.0"),
+                                             (1234.5, 0.0, "1,234.5"), (1234.5, math.nan, "1,234.5")])
+def test_a_figure_is_written_to_the_digits_its_interval_supports(value, half, want):
+    assert tables.supported(value, half) == want
+
+
+def test_the_tables_round_a_trimmed_figure_to_its_interval_and_keep_older_ones_as_stored(tmp_path):
+    """The same processes under the trimmed estimator (run-to-run interval) and the best case: the first written
+    to its interval's digits, the second with its one decimal as before."""
+    layout = [1.0, 1.01, 1.02, 1.03, 1.05, 1.08]
+    shown = {}
+    for est in ("trimmed", "min"):
+        rec = synth.cell("rijndael", "ref", key_sizes=(128,), estimator=est,
+                         timing=synth.steady_timing(100.0, 110.0, 400.0, layout))
+        rec["measurement"]["run_noise"] = 0.01
+        rd = tmp_path / est
+        d = synth.write_run(rd, [rec])
+        df = results.load(d, rd)
+        r = df[(df.metric == "encrypt_speed") & (df.key_size == 128)].iloc[0]
+        shown[est] = (tables.number(r, "Enc128")["text"], r)
+    text, r = shown["trimmed"]
+    half = (r.ci_high - r.ci_low) / 2
+    d = -math.floor(math.log10(half))
+    assert text.replace(" †", "") == f"{round(r.estimate, d):,.{max(d, 0)}f}" and d < 0  # ±1 % of 1.25e6 Kbit/s
+    text, r = shown["min"]
+    assert text.replace(" †", "") == f"{r.estimate:,.1f}"

@@ -64,6 +64,15 @@ def fmt(v, digits: int = 1) -> str:
     return f"{v:,.{digits}f}"
 
 
+def supported(v: float, half_width: float) -> str:
+    """A value written to the digits its interval supports: rounded at the decade of the interval's half-width
+    (230,783 ± 5,300 -> 231,000; 12.34 ± 0.3 -> 12.3); as fmt() when there is no interval."""
+    if not (math.isfinite(v) and math.isfinite(half_width) and half_width > 0):
+        return fmt(v)
+    d = -math.floor(math.log10(half_width))
+    return f"{round(v, d):,.{max(d, 0)}f}"
+
+
 def level(confidence) -> str:
     """A confidence level as the report writes it: 0.95 -> "95 %"."""
     return f"{100 * confidence:g} %"
@@ -93,7 +102,9 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
     missed = not bool(r.precision_met)
     if missed:
         title += " | † precision target not reached"
-    return {"text": fmt(est, digits) + (" †" if missed else ""), "value": est, "below": False, "missed": missed,
+    # a figure with a run-to-run interval is written to the digits that interval supports (older runs as stored)
+    shown = supported(est, (r.ci_high - r.ci_low) / 2) if r.estimator == "trimmed" else fmt(est, digits)
+    return {"text": shown + (" †" if missed else ""), "value": est, "below": False, "missed": missed,
             "title": title, "ci_low": r.ci_low, "ci_high": r.ci_high, "nist": r.value}
 
 
