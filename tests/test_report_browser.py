@@ -14,6 +14,22 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
         "--disable-component-update", "--disable-sync"]
 
 
+# the labels of every chart (matplotlib's SVG keeps text as <text>): pairs whose boxes overlap by more than a
+# fifth of the smaller one, with the chart's title
+OVERLAPS_JS = """() => { const out = [];
+  for (const svg of document.querySelectorAll('svg')) {
+    const boxes = Array.from(svg.querySelectorAll('text')).map(t => [t.textContent.trim(), t.getBoundingClientRect()])
+      .filter(([s, r]) => s && r.width > 0 && r.height > 0);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, p] = boxes[i], [b, q] = boxes[j];
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 0 && h > 0 && w * h > 0.2 * Math.min(p.width * p.height, q.width * q.height))
+        out.push([boxes[0] ? boxes[0][0] : '', a, b]);
+    } }
+  return out; }"""
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (./cipherlab installs it)")
 def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")
@@ -32,6 +48,16 @@ def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
         images = page.evaluate("Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0])")
         anchors = page.evaluate("Array.from(document.querySelectorAll('nav a')).map(a => a.getAttribute('href'))")
         missing = [a for a in anchors if not page.query_selector(a)]
+        overlaps = page.evaluate(OVERLAPS_JS)
+        # every navigation target lands below the sticky navigation bar, in view
+        hidden = []
+        nav_h = page.evaluate("document.querySelector('nav').getBoundingClientRect().height")
+        for a in anchors:
+            page.click(f"nav a[href='{a}']")
+            page.wait_for_timeout(50)
+            top = page.evaluate(f"document.querySelector('{a}').getBoundingClientRect().top")
+            if not (nav_h - 2 <= top <= 900):
+                hidden.append((a, top))
         # sorting a table by clicking its header must not raise
         page.click("table.sortable th >> nth=1")
         shot = Path(__file__).resolve().parent.parent / "build" / "report-screenshot.png"
@@ -42,6 +68,8 @@ def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
     assert len(sizes) >= 4 and all(w > 50 and h > 50 for w, h in sizes), sizes
     assert all(ok for _, ok in images), images
     assert not missing, f"nav links without target: {missing}"
+    assert not hidden, f"navigation targets under the bar or out of view after the jump: {hidden}"
+    assert not overlaps, f"chart labels that overlap: {overlaps[:10]}"
     assert shot.stat().st_size > 10_000
 
 
