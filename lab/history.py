@@ -23,7 +23,6 @@ their estimates is what a step must exceed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -31,6 +30,7 @@ import pandas as pd
 from .status import Status
 from . import index, results, stats
 from .metrics import SPEEDS, exact_twin
+from .steps import Step
 from .trends import compiler_of, version_label
 
 KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", "metric", "key_size", "n_blocks"]
@@ -45,34 +45,6 @@ KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", 
 SEGMENT_ESTIMATOR = "median"
 RUN_UNITS = 3
 DEFAULT_METRICS = (*SPEEDS, exact_twin("encrypt_speed"))  # lab/metrics.py
-
-
-@dataclass
-class Step:
-    series: str
-    metric: str
-    before_run: str
-    first_run: str  # the first run after the step
-    change: float  # relative change of speed (counts: of the cost's reciprocal)
-    ci_low: float
-    ci_high: float
-    verdict: str  # faster or slower
-    revisions: tuple[str, str]  # the revisions of the last run before and the first after
-    profile: str | None = None  # the series' measurement profile, where it is not the default's (quick)
-    key_size: int | None = None
-    n_blocks: int | None = None  # blocks per call (Encrypt-n counts)
-
-    def quantity(self) -> str:
-        """The metric with its key size and blocks per call: a cell's 128- and 256-bit series are two series."""
-        return self.metric + "".join(f" {label}" for v, label in (
-            (self.key_size, f"{self.key_size}-bit key"), (self.n_blocks, f"n={self.n_blocks}")) if pd.notna(v))
-
-    def line(self) -> str:
-        revs = f"; revisions {self.revisions[0] or '?'}..{self.revisions[1] or '?'}" \
-            if self.revisions[0] != self.revisions[1] else ""
-        return (f"{self.series} {self.quantity()}: {self.verdict} {100 * self.change:+.1f} % "
-                f"[{100 * self.ci_low:+.1f}, {100 * self.ci_high:+.1f}] from run {self.first_run}{revs}"
-                + (f" (profile {self.profile})" if self.profile else ""))
 
 
 def series_name(r) -> str:
@@ -280,10 +252,10 @@ def steps(df: pd.DataFrame, metrics=DEFAULT_METRICS, by: str = "date",
         g = _order(g, by).reset_index(drop=True)
         for k, ch, lo, hi, v in change_points(g, series_threshold(g) if threshold is None else threshold):
             r0, r1 = g.iloc[k - 1], g.iloc[k]
-            out.append(Step(series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
-                            (r0.revision, r1.revision), _profile(r1.profile),
+            out.append(Step("runs", series_name(r1), r1.metric, r0.run_id, r1.run_id, ch, lo, hi, v,
                             int(r1.key_size) if pd.notna(r1.key_size) else None,
-                            int(r1.n_blocks) if pd.notna(r1.n_blocks) else None))
+                            int(r1.n_blocks) if pd.notna(r1.n_blocks) else None,
+                            revisions=(r0.revision, r1.revision), profile=_profile(r1.profile)))
     return out
 
 

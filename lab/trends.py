@@ -12,15 +12,14 @@ same way.  Used by ``invoke compare RUN --by compiler`` and the report's "Compil
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
 
 import pandas as pd
 
 from .status import Status
 from . import stats
-from .metrics import SPEEDS, exact_twin, higher_is_better, label
+from .metrics import SPEEDS, exact_twin, higher_is_better
+from .steps import Step
 from .compare import judge, side
 
 TIMED = SPEEDS
@@ -44,40 +43,6 @@ def compiler_of(version_text: str | None, compiler: str | None = None) -> tuple[
 def version_label(family: str, version: tuple[int, ...]) -> str:
     """"gcc 12.2.0": the whole version, so that a step between minor releases (12.2.0 -> 12.3.0) is told apart."""
     return f"{family} {'.'.join(str(x) for x in version)}"
-
-
-@dataclass
-class Step:
-    series: str  # cipher/impl@target, quantity, family, flags
-    cipher: str
-    display: str
-    implementation: str
-    target: str
-    family: str
-    metric: str
-    key_size: float
-    before: str  # "gcc 12"
-    after: str
-    change: float  # relative change of speed, e.g. -0.11
-    ci_low: float
-    ci_high: float
-    verdict: str  # faster or slower
-    exact_change: float | None  # the guest instructions' change of speed at the same versions, where counted
-
-    @property
-    def confirmed(self) -> bool | None:
-        if self.exact_change is None or not math.isfinite(self.exact_change):
-            return None
-        return (self.exact_change < 0) == (self.change < 0) and abs(self.exact_change) > 1e-9
-
-    def line(self) -> str:
-        q = label(self.metric)
-        s = (f"{self.before} → {self.after.split(' ', 1)[1]}: {self.display} {q} {100 * self.change:+.0f} % "
-             f"[{100 * self.ci_low:+.0f}, {100 * self.ci_high:+.0f}] ({self.implementation} on {self.target})")
-        if self.exact_change is not None:
-            s += f"; guest instructions {100 * self.exact_change:+.1f} %" + \
-                 (" (confirms)" if self.confirmed else " (does not confirm)")
-        return s
 
 
 def points(df: pd.DataFrame, metrics=TIMED, key_size: int = 128) -> pd.DataFrame:
@@ -122,9 +87,10 @@ def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESH
                 continue
             if metric not in exact_metrics:  # a timed step: what the exact counts say at the same versions
                 exact = _exact_change(pts, a, b, EXACT.get(metric))
-            out.append(Step(series, a.cipher, a.display, a.implementation, a.target, a.family, metric, a.key_size,
-                            version_label(a.family, a.version), version_label(b.family, b.version), change,
-                            low, high, verdict, exact))
+            out.append(Step("versions", series, metric, version_label(a.family, a.version),
+                            version_label(b.family, b.version), change, low, high, verdict, a.key_size,
+                            cipher=a.cipher, display=a.display, implementation=a.implementation, target=a.target,
+                            family=a.family, exact_change=exact))
     return out
 
 
@@ -148,4 +114,4 @@ def format_steps(found: list[Step], threshold: float = stats.NOISE_THRESHOLD) ->
         f"\n\n{len(found)} significant steps (noise threshold ±{100 * threshold:.1f} %)"
 
 
-__all__ = ["compiler_of", "points", "steps", "Step", "format_steps", "version_label"]
+__all__ = ["compiler_of", "points", "steps", "Step", "format_steps", "version_label"]  # Step: lab/steps.py

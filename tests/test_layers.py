@@ -13,7 +13,7 @@ from .conftest import ROOT
 LAB = ROOT / "lab"
 
 #: what each part of the lab may import of the lab (besides itself); the base modules import nothing above them
-BASE = {"lab.errors", "lab.status", "lab.models", "lab.metrics", "lab.stats", "lab.system", "lab.lock", "lab.qemu_plugin",
+BASE = {"lab.errors", "lab.status", "lab.models", "lab.metrics", "lab.steps", "lab.stats", "lab.system", "lab.lock", "lab.qemu_plugin",
         "lab.config", "lab.schema", "lab.request", "lab.commandtable"}
 MAY_IMPORT = {
     # backends run programs; they never import the stages, the run, the report or the commands above them
