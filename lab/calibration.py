@@ -81,9 +81,24 @@ def fit(pairs: list[pd.DataFrame], cpu: str, confidence: float = 0.95) -> Noise:
                  cpu)
 
 
+def with_noise(df: pd.DataFrame, run_noise: float) -> pd.DataFrame:
+    """A run's rows as they would be had the run taken `run_noise`: every trimmed figure's interval rebuilt from
+    its within-run part and that noise (stats.run_to_run's sum of variances; symmetric about the estimate)."""
+    t = (df.estimator == "trimmed") & df.within.notna() & df.estimate.notna()
+    if not t.any():
+        return df
+    z = df.loc[t, "confidence"].map(lambda c: stats.z_value(float(c)))
+    h = np.hypot(df.loc[t, "within"].astype(float), z * run_noise)
+    out = df.copy()
+    est = out.loc[t, "estimate"].astype(float)
+    out.loc[t, "ci_low"], out.loc[t, "ci_high"] = est * (1 - h), est * (1 + h)
+    out.loc[t, "precision"], out.loc[t, "run_noise"] = h, run_noise
+    return out
+
+
 def judge(pair: pd.DataFrame, confidence: float = 0.95) -> dict:
     """One pair's (or pooled pairs') coverage by the intervals as stored: share beyond and sd of z."""
     return stats.coverage(pair.log_ratio, pair.s_total, confidence)
 
 
-__all__ = ["Noise", "learned", "store", "paired", "fit", "judge", "path", "FILE"]
+__all__ = ["Noise", "learned", "store", "paired", "fit", "judge", "with_noise", "path", "FILE"]

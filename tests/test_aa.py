@@ -129,3 +129,15 @@ def test_busy_cores_spin_beside_the_measuring_cpu_and_stop_after():
     assert not os.path.exists(f"/proc/{kids[0]}") or "Z" in open(f"/proc/{kids[0]}/stat").read().split()[2]
     with aa.busy_cores(0, cpus[-1]) as none:
         assert none == []
+
+
+def test_with_noise_rebuilds_a_trimmed_interval_from_its_within_part():
+    df = pd.DataFrame([{"estimator": "trimmed", "estimate": 1000.0, "within": 0.004, "confidence": 0.95,
+                        "ci_low": 990.0, "ci_high": 1010.0, "precision": 0.01, "run_noise": 0.005},
+                       {"estimator": "exact", "estimate": 77.0, "within": math.nan, "confidence": math.nan,
+                        "ci_low": math.nan, "ci_high": math.nan, "precision": 0.0, "run_noise": math.nan}])
+    out = calibration.with_noise(df, 0.002)
+    h = math.hypot(0.004, stats.z_value(0.95) * 0.002)
+    assert out.ci_low[0] == pytest.approx(1000 * (1 - h)) and out.ci_high[0] == pytest.approx(1000 * (1 + h))
+    assert out.precision[0] == pytest.approx(h) and out.run_noise[0] == 0.002
+    assert out.iloc[1].equals(df.iloc[1]) and df.ci_low[0] == 990.0  # counts untouched; the input unchanged

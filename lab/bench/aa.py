@@ -123,15 +123,28 @@ def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: list[pd
         held = pd.concat(pairs[half:])
         doc["held_out"] = {"fitted_on_pairs": half, "run_noise": fit.run_noise,
                            **stats.coverage(held.log_ratio, np.sqrt(held.s_within ** 2 + 2 * fit.run_noise ** 2))}
+        # compare on the held-out pairs as the next runs would see them: intervals rebuilt with the fitted noise
+        noisy = [calibration.with_noise(f, fit.run_noise) for f in frames[half:]]
+        v = pd.concat([_verdicts(a, b) for a, b in zip(noisy, noisy[1:])])
+        doc["held_out"]["aa_no_change"] = float((v.verdict == "no change").mean())
+        if planted:
+            doc["held_out"]["planted"] = _planted(noisy, [calibration.with_noise(f, fit.run_noise)
+                                                          for f in planted[half:]], plant_cipher)
     v = pd.concat([_verdicts(a, b) for a, b in zip(frames, frames[1:])]) if len(frames) > 1 else pd.DataFrame()
     doc["aa_no_change"] = float((v.verdict == "no change").mean()) if len(v) else None
     if planted:
-        p = pd.concat([_verdicts(a, b) for a, b in zip(frames, planted)])
-        hit = p.cell.str.startswith(plant_cipher + "/") & p.metric.isin(PLANTED_METRICS)
-        doc["planted"] = {"cipher": plant_cipher, "factor": PLANT, "pairs": len(planted), "affected": int(hit.sum()),
-                          "power": float((p[hit].verdict == "slower").mean()) if hit.any() else None,
-                          "others_changed": float((p[~hit].verdict != "no change").mean())}
+        doc["planted"] = _planted(frames, planted, plant_cipher)
     return doc
+
+
+def _planted(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str) -> dict:
+    """compare's verdicts of each pair's first run against its second run's planted copy: the power on the planted
+    cipher's encryption quantities, the false changes among the others."""
+    p = pd.concat([_verdicts(a, b) for a, b in zip(frames, planted)])
+    hit = p.cell.str.startswith(cipher + "/") & p.metric.isin(PLANTED_METRICS)
+    return {"cipher": cipher, "factor": PLANT, "pairs": len(planted), "affected": int(hit.sum()),
+            "power": float((p[hit].verdict == "slower").mean()) if hit.any() else None,
+            "others_changed": float((p[~hit].verdict != "no change").mean())}
 
 
 def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str | None = "serpent",
@@ -176,6 +189,12 @@ def format_doc(doc: dict) -> str:
         h = doc["held_out"]
         lines.append(f"  run-to-run noise fitted on {h['fitted_on_pairs']} pairs: {_pct(h['run_noise'])}; on the "
                      f"other pairs: beyond {_pct(h['beyond'])}, sd z {h['sd_z']:.2f}")
+        if "aa_no_change" in h:
+            line = f"    with it, compare on those pairs: A/A no change {_pct(h['aa_no_change'])}"
+            if h.get("planted"):
+                line += (f"; planted: slower in {_pct(h['planted']['power'])} of {h['planted']['affected']}, others "
+                         f"changed {_pct(h['planted']['others_changed'])}")
+            lines.append(line)
     lines.append(f"  compare, A/A: no change {_pct(doc['aa_no_change'])} (goal >= {_pct(GOALS['aa_no_change'])})")
     if doc.get("planted"):
         p = doc["planted"]
