@@ -130,6 +130,14 @@ def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: list[pd
         if planted:
             doc["held_out"]["planted"] = _planted(noisy, [calibration.with_noise(f, fit.run_noise)
                                                           for f in planted[half:]], plant_cipher)
+    if len(pairs) >= 2:  # in-sample: every pair with the noise fitted on all of them (what its coverage is)
+        fit_all = calibration.fit(pairs, "")
+        noisy = [calibration.with_noise(f, fit_all.run_noise) for f in frames]
+        v = pd.concat([_verdicts(a, b) for a, b in zip(noisy, noisy[1:])])
+        doc["calibrated"] = {"run_noise": fit_all.run_noise, "aa_no_change": float((v.verdict == "no change").mean())}
+        if planted:
+            doc["calibrated"]["planted"] = _planted(noisy, [calibration.with_noise(f, fit_all.run_noise)
+                                                            for f in planted], plant_cipher)
     v = pd.concat([_verdicts(a, b) for a, b in zip(frames, frames[1:])]) if len(frames) > 1 else pd.DataFrame()
     doc["aa_no_change"] = float((v.verdict == "no change").mean()) if len(v) else None
     if planted:
@@ -195,6 +203,14 @@ def format_doc(doc: dict) -> str:
                 line += (f"; planted: slower in {_pct(h['planted']['power'])} of {h['planted']['affected']}, others "
                          f"changed {_pct(h['planted']['others_changed'])}")
             lines.append(line)
+    if doc.get("calibrated"):
+        c = doc["calibrated"]
+        line = (f"  with the noise fitted on all pairs ({_pct(c['run_noise'])}), compare on them: A/A no change "
+                f"{_pct(c['aa_no_change'])}")
+        if c.get("planted"):
+            line += (f"; planted: slower in {_pct(c['planted']['power'])} of {c['planted']['affected']}, others "
+                     f"changed {_pct(c['planted']['others_changed'])}")
+        lines.append(line)
     lines.append(f"  compare, A/A: no change {_pct(doc['aa_no_change'])} (goal >= {_pct(GOALS['aa_no_change'])})")
     if doc.get("planted"):
         p = doc["planted"]
