@@ -3,8 +3,8 @@ re-checking (``python -m lab ct-blame``).
 
 Every probe is one rebuild of the cell with another compiler or other flags, gated on its known answers and
 traced by lab/ct.py's check, through the one cell pipeline (:func:`lab.ctcheck.check_cells`).  The predicate is
-the trace check's own verdict: the probe still leaks when the op that leaked leaks again with a divergence of
-the same kind at the same source line (or in the same function); it is clean when that op is clean.
+the trace check's own verdict on the op that leaked: the probe still leaks when that op leaks (wherever its first
+divergence now is: a table lookup moves between lines with the flags), and is clean when that op is clean.
 
 * **version**: the same flags with every version of the toolchain's family that the target has
   (toolchains/versions.yaml), oldest to newest; the first neighbouring pair whose verdicts differ.
@@ -120,17 +120,16 @@ def signature(v: CtVerdict) -> tuple[str, int, str, str]:
 
 
 def same_leak(check: ctcheck.CellCheck, sig) -> bool | None:
-    """True: the op leaks the same way; False: it is clean; None: no verdict (build, gate or trace failed)."""
+    """True: the op that leaked still leaks; False: it is clean; None: no verdict (build, gate or trace failed).
+    A leak that moved (another line of the same table lookup, another branch) is still a leak: only a clean op
+    means the change removed it."""
     v = check.verdict
     if v.verdict == "unavailable":
         return None
     op = next((o for o in v.ops if (o.op, o.key_size) == sig[:2]), None)
     if op is None:
         return None
-    if op.verdict == "clean":
-        return False
-    d = op.divergence
-    return d is None or (d.kind == sig[2] and (d.location or d.function) == sig[3])
+    return op.verdict != "clean"
 
 
 def _confirm(check: ctcheck.CellCheck) -> tuple[bool, str]:
@@ -219,12 +218,23 @@ def clang_pass(p: Prober, sig, src: Path) -> Finding | None:
                    change=tuple(confirm_flags), confirmed=ok, confirmation=why)
 
 
+# RTL passes that optimise (if-conversion, CSE, combining, scheduling, ...): the others (expand, vregs, register
+# allocation, reload, final, ...) are needed to make code at all; switching one off breaks the build or makes gcc
+# loop, which tells nothing about a leak
+GCC_RTL_OPTIMISING = {"cse1", "cse2", "fwprop1", "fwprop2", "cprop1", "cprop2", "cprop3", "ce1", "ce2", "ce3",
+                      "loop2", "loop2_invariant", "combine", "gcse2", "ree", "cmpelim", "dse1", "dse2", "csa",
+                      "jump2", "peephole2", "cprop_hardreg", "bbro", "sched1", "sched2", "stv1", "stv2", "hoist",
+                      "pre", "bbpart", "rtl_dce", "ud_dce", "jump_after_combine"}
+MAX_PASS_PROBES = 40  # the pass search's rebuilds at most (each a build, its known answers and a trace)
+
+
 def gcc_passes(p: Prober, src: Path) -> list[str]:
-    """The -fdisable- switches of the passes gcc lists as ON for src with the toolchain's flags."""
+    """The -fdisable- switches of the passes gcc lists as ON for src with the toolchain's flags: every tree pass,
+    and the RTL passes that optimise (GCC_RTL_OPTIMISING)."""
     out = []
     for line in _compile_listing(p, src, ["-fdump-passes"]).splitlines():
         m = re.match(r"\s*(tree|rtl)-(\S+?)\s*:\s*ON", line)
-        if m and not m.group(2).startswith("*"):
+        if m and not m.group(2).startswith("*") and (m.group(1) == "tree" or m.group(2) in GCC_RTL_OPTIMISING):
             out.append(f"-fdisable-{m.group(1)}-{m.group(2)}")
     return list(dict.fromkeys(out))
 
@@ -232,7 +242,11 @@ def gcc_passes(p: Prober, src: Path) -> list[str]:
 def gcc_pass(p: Prober, sig, src: Path) -> Finding | None:
     base = list(p.cell.toolchain.flags)
 
+    start = p.builds
+
     def search(group: list[str]) -> str | None:
+        if p.builds - start >= MAX_PASS_PROBES:
+            return None
         r = same_leak(p.check(p.variant(flags=[*base, *group], tag="passes")), sig)
         if r is True:
             return None
