@@ -239,23 +239,34 @@ def gcc_passes(p: Prober, src: Path) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def gcc_pass(p: Prober, sig, src: Path) -> Finding | None:
-    base = list(p.cell.toolchain.flags)
+# the passes that turn selects into branches or back (if-conversion, phi and condition simplification, jump
+# threading, path splitting, tail merging, ...): tried one at a time first, as a pass's own absence is the question
+# (disabling many passes at once brings back the branches an unoptimised build has, so halving can mislead)
+LIKELY = re.compile(r"uncprop|phiopt|ifcvt|ifcombine|tail-merge|split-paths|dom\d|vrp|thread|ce[123]$|sink|cselim|"
+                    r"forwprop|mergephi|phiprop|pre$|fre\d|sched|combine")
 
-    start = p.builds
+
+def gcc_pass(p: Prober, sig, src: Path) -> Finding | None:
+    """The one gcc pass whose absence alone makes the leaking op clean: the likely passes one at a time, then the
+    rest in halves (a half whose absence makes it clean holds the pass), within MAX_PASS_PROBES rebuilds."""
+    base, start = list(p.cell.toolchain.flags), p.builds
+    passes = gcc_passes(p, src)
+
+    def clean_without(group: list[str]) -> bool | None:
+        return None if p.builds - start >= MAX_PASS_PROBES else \
+            same_leak(p.check(p.variant(flags=[*base, *group], tag="passes")), sig) is False
 
     def search(group: list[str]) -> str | None:
-        if p.builds - start >= MAX_PASS_PROBES:
-            return None
-        r = same_leak(p.check(p.variant(flags=[*base, *group], tag="passes")), sig)
-        if r is True:
-            return None
         if len(group) == 1:
-            return group[0] if r is False else None
+            return group[0] if clean_without(group) else None
+        if not clean_without(group):
+            return None
         half = len(group) // 2
         return search(group[:half]) or search(group[half:])
 
-    found = search(gcc_passes(p, src))
+    likely = [x for x in passes if LIKELY.search(x.split("-", 3)[3])]
+    found = next((x for x in likely if clean_without([x])), None) or \
+        search([x for x in passes if x not in likely])
     if not found:
         return None
     ok, why = _confirm(p.check(p.variant(flags=[*base, found], tag="confirm")))
