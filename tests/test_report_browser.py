@@ -18,6 +18,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
 # fifth of the smaller one, with the chart's title
 OVERLAPS_JS = """() => { const out = [];
   for (const svg of document.querySelectorAll('svg')) {
+    if (svg.closest('details:not([open])') || !svg.getClientRects().length) continue;  // not laid out
     const boxes = Array.from(svg.querySelectorAll('text')).map(t => [t.textContent.trim(), t.getBoundingClientRect()])
       .filter(([s, r]) => s && r.width > 0 && r.height > 0);
     for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
@@ -95,7 +96,7 @@ def test_the_main_jobs_report_has_every_section_filled(lab, tmp_path):
                         "--build-dir", str(lab.root / "build" / "test-main-job")],
                        cwd=lab.root, capture_output=True, text=True, env=env, timeout=900)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    index = tmp_path / "reports" / "index.html"
+    index = tmp_path / "reports" / "latest" / "index.html"
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -410,18 +410,24 @@ def test_the_run_to_run_interval_is_two_sided_and_adds_its_parts_as_variances():
 def test_two_runs_figures_are_compared_on_their_intervals():
     a = stats.Estimate(100.0, 98.0, 102.0, "trimmed", 10, 0.95)  # +-2 %: sigma 1.02 %
     assert stats.compare_estimates(a, stats.Estimate(101.5, 99.5, 103.5, "trimmed", 10, 0.95)).verdict == "no change"
+    # 4 % apart with sigmas of 1.02 % each: z 2.76, beyond 2.58 (the verdict's 99 %), so slower
     slower = stats.compare_estimates(a, stats.Estimate(104.0, 102.0, 106.0, "trimmed", 10, 0.95))
     assert slower.verdict == "slower" and slower.ci_low > 1 and slower.ratio == pytest.approx(1.04)
     assert stats.compare_estimates(a, stats.Estimate(104.0, 102.0, 106.0, "trimmed", 10, 0.95),
                                    higher_is_better=True).verdict == "faster"
+    # 3.5 % apart: z 2.41, a change at 95 % but not at the verdict's 99 %
+    v35 = stats.Estimate(103.5, 101.43, 105.57, "trimmed", 10, 0.95)
+    assert stats.compare_estimates(a, v35).verdict == "no change"
+    assert stats.compare_estimates(a, v35, confidence=0.95).verdict == "slower"
     tight = stats.Estimate(100.0, 99.9, 100.1, "trimmed", 10, 0.95)
     tiny = stats.compare_estimates(tight, stats.Estimate(100.5, 100.4, 100.6, "trimmed", 10, 0.95))
     assert tiny.ci_low > 1 and tiny.verdict == "no change"  # below the 1 % effect floor
-    # the z of the log ratio over the two sigmas combined: just inside and just beyond 1.96
+    # the z of the log ratio over the two sigmas combined: just inside and just beyond 2.58 (99 %)
     s = 0.02 / stats.z_value(0.95)  # each side's sigma
+    assert stats.VERDICT_CONFIDENCE == 0.99
 
     def at(z: float) -> str:
         v = 100 * math.exp(z * s * math.sqrt(2))
         return stats.compare_estimates(a, stats.Estimate(v, v * 0.98, v * 1.02, "trimmed", 10, 0.95)).verdict
-    assert at(1.9) == "no change" and at(2.05) == "slower" and at(-2.05) == "faster"
+    assert at(2.5) == "no change" and at(2.65) == "slower" and at(-2.65) == "faster"
     assert stats.sigma(stats.Estimate(1.0, math.nan, math.nan, "exact", 1, None)) == 0.0

@@ -61,7 +61,9 @@ def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str,
     ax.set_xlim(left=0)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     if note:
-        fig.text(0.01, -0.02, note, fontsize=SMALL, color="#555", ha="left", va="top", wrap=True)
+        # below the tick labels and the axis label (about 35 points under the axes), never over them
+        ax.annotate(note, xy=(0, 0), xycoords="axes fraction", xytext=(0, -42), textcoords="offset points",
+                    fontsize=SMALL, color="#555", ha="left", va="top", wrap=True, annotation_clip=False)
     return _svg(fig)
 
 
