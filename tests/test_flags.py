@@ -394,7 +394,7 @@ def test_a_leaking_candidate_races_in_its_own_pool_and_is_never_the_winner_even_
 
 CT_SPACE = """\
 base: gcc-O3
-description: -Os makes gcc write ctblame/rs's select (t & 0x80 ? 0x14D : 0) as a branch; -O2 keeps it a select
+description: "-Os makes gcc write ctblame/rs's select (t & 0x80 ? 0x14D : 0) as a branch; -O2 keeps it a select"
 dimensions:
   opt: [[-Os], [-O2]]
 """
