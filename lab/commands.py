@@ -416,8 +416,8 @@ def bench_mutation(jobs=None, survivors=False, semantic=False, only=None, out=No
 
 
 def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size=None, json=None,
-                 write_profiles=None, min_rounds=None, max_rounds=None, precision=None, jobs=None, results_dir=None,
-                 build_dir=None) -> int:
+                 write_profiles=None, min_rounds=None, max_rounds=None, precision=None, jobs=None, ct=False,
+                 results_dir=None, build_dir=None) -> int:
     from . import flags
 
     if not space:
@@ -425,7 +425,7 @@ def flags_search(space=None, ciphers=None, targets=None, quantity=None, key_size
     lab = _lab()
     found = flags.search(lab, space, ciphers or [], targets, quantity, key_size, Path(json) if json else None,
                          write_profiles, _dir(lab, results_dir, "results"), _dir(lab, build_dir, "build"),
-                         min_rounds, max_rounds, precision, jobs)
+                         min_rounds, max_rounds, precision, jobs, ct=bool(ct))
     return 0 if all(any(e.status == "winner" for e in c.entries) for c in found) else EXIT_FAILED
 
 

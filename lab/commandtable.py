@@ -288,6 +288,9 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float",
                     default=0.01),
                 Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
+                Opt("ct", "for implementations that claim constant time, trace-check every raced candidate (as lab "
+                    "ct does): a leaking one is 'leaks', never the winner nor tied; report the fastest overall, "
+                    "the fastest constant-time one and the cost of constant time", "flag"),
                 Opt("results_dir", "where the run is written (default results/ in the checkout)"),
                 BUILD_DIR, DEBUG), invoke="flags.search"),
     Command("bisect", "the first revision (or compiler version) at which a cell's quantity changed: exact on guest "

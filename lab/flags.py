@@ -24,6 +24,16 @@ combination is a candidate.  For each cell the search
    again among the rest; then reports the winner and its ties: those the same test cannot tell from it —
    never an arbitrary first place.  Each entry says which gate it passed (``gate``: quick or full).
 
+With ``ct`` (``--ct``), a speed bought with a leak never wins.  For an implementation that claims constant time
+(``constant_time: true`` in its cipher.yaml), every distinct binary that passes its quick gate also gets the
+lab's trace check (:meth:`lab.pipeline.CellPipeline.check_ct`, remembered per binary in lab/memo.py): one that
+leaks is ``leaks`` (the reason: its first leaking op and divergence), one the check cannot judge is
+``unavailable``.  Leaking candidates still race, in a pool of their own: a constant-time candidate is dropped
+only against the best constant-time one, a leaking one against the best of all; the winner and its ties are
+constant-time candidates only.  Each cell then reports the fastest candidate overall and the fastest
+constant-time one (the winner), and the cost of constant time: the ratio of their speeds with its interval
+(:func:`lab.stats.compare_estimates`).  Other implementations are not checked, and their line says so.
+
 Only the race holds the machine's timing lock (builds and gates leave other runs free to time); each cell's
 stages (build, gate, lock_wait, race; and the CPU seconds of builds and gates) are timed and stored.  The search
 is stored as a run (each measured candidate a cell whose toolchain is the candidate) with ``flagsearch.json``
@@ -50,17 +60,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .status import Status
 from . import config, plan, stats, system
+from .models import CtVerdict
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
 from .errors import UsageError, UserError
-from .pipeline import QUICK_LONG_EVERY, Built, CellPipeline, Final, Stages, make_backend
+from .pipeline import QUICK_LONG_EVERY, Built, CellPipeline, Final, Prepared, Stages, make_backend
 from .measure import CellSamples, Measurer
 from .plan import Cell, unavailable_reason
 from .quantities import headline
 
 QUANTITIES = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
-STATUSES = ("winner", "tied", "slower", "identical", "unavailable")
+STATUSES = ("winner", "tied", "slower", "leaks", "identical", "unavailable")
 
 
 class Space(BaseModel):
@@ -148,8 +159,13 @@ class Entry:
     eliminated_round: int | None = None
     estimate: stats.Estimate | None = None
     gate: str | None = None  # the known-answer gate passed: "quick" (to race) or "full" (winner and ties)
+    ct: CtVerdict | None = None  # the trace check's verdict (--ct, an implementation that claims constant time)
 
-    def json(self) -> dict:
+    @property
+    def leaks(self) -> bool:
+        return self.status == "leaks"
+
+    def json(self, ct: bool = False) -> dict:
         e = self.estimate
         return {"flags": list(self.candidate.flags), "toolchain": self.candidate.toolchain.name,
                 "status": self.status, "reason": self.reason,
@@ -157,7 +173,25 @@ class Entry:
                 "processes": self.samples.processes if self.samples else 0, "eliminated_round": self.eliminated_round,
                 "gate": self.gate,
                 "estimate": e.estimate if e else None, "ci_low": e.ci_low if e else None,
-                "ci_high": e.ci_high if e else None}
+                "ci_high": e.ci_high if e else None,
+                **({"ct": self.ct.verdict if self.ct else None} if ct else {})}
+
+
+def leak_line(v: CtVerdict) -> str:
+    """The first leaking op and its divergence, as lab ct prints it: "encrypt 128: secret-dependent branch at
+    FILE:LINE (...)"."""
+    op = v.leaking_ops[0]
+    return f"{op.op} {op.key_size}: " + (op.divergence.line() if op.divergence else "the regions differ")
+
+
+def judge_ct(e: Entry, v: CtVerdict) -> None:
+    """A raced candidate's trace verdict: a leak makes it ``leaks`` (it races, it never wins); a check that
+    cannot judge it makes it ``unavailable`` (a winner must be shown constant-time)."""
+    e.ct = v
+    if v.verdict == "leak":
+        e.status, e.reason = "leaks", leak_line(v)
+    elif v.verdict == "unavailable":
+        e.status, e.reason = "unavailable", f"constant-time check: {v.reason}"
 
 
 @dataclass
@@ -199,18 +233,31 @@ class Race:
                 continue
             for e in alive:
                 e.estimate = self.estimate(e)
-            best = max(alive, key=lambda e: e.estimate.estimate)
+            best_of_all = _best(alive)
+            best_ct = _best([e for e in alive if not e.leaks])
+            dropped = []
             for e in alive:
+                # a leaking candidate is dropped against the best of all, a constant-time one against the best
+                # constant-time one only (a faster leak never drops the candidate that can win)
+                best = best_of_all if e.leaks else best_ct
                 if e is not best and self.slower(best, e):
-                    e.status, e.eliminated_round = "slower", self.rounds
+                    e.eliminated_round = self.rounds
+                    if not e.leaks:
+                        e.status = "slower"
                     self.eliminations.append((self.rounds, e.candidate.label))
-            alive = [e for e in alive if e.status != "slower"]
+                    dropped.append(e)
+            alive = [e for e in alive if e not in dropped]
             precise = all(e.estimate.precision <= self.precision for e in alive)
-            if len(alive) == 1 or precise or self.rounds >= self.max_rounds \
+            if self.settled(alive) or precise or self.rounds >= self.max_rounds \
                     or time.monotonic() - t0 > self.budget_seconds:
                 break
         self.top_up(alive, measurer, t0)
         self.decide(alive)
+
+    @staticmethod
+    def settled(alive: list[Entry]) -> bool:
+        """One survivor left in each pool (constant-time, leaking): the fastest of each is known."""
+        return sum(not e.leaks for e in alive) <= 1 and sum(e.leaks for e in alive) <= 1
 
     def _measure(self, e: Entry, measurer: Measurer) -> bool:
         """One more measuring process of e; False (and e unavailable with the reason) when it failed."""
@@ -226,27 +273,36 @@ class Race:
         the precision asked (many candidates tied, none precise), the best alone is measured more: up to
         max_rounds processes, within the budget again.  Its cost estimate (the best case) can only fall, so
         it stays the best; the ties are then judged against its tighter interval (bench.compilers' MARS: 63
-        ties, the winner at +-1.2 % after 30 rounds)."""
-        if not alive:  # the race's survivors: none unavailable, their estimates made in its last round
-            return
-        best = max(alive, key=lambda e: e.estimate.estimate)
-        for _ in range(self.max_rounds):
-            if best.estimate.precision <= self.precision or time.monotonic() - t0 > 2 * self.budget_seconds:
-                break
-            self.topped_up += 1
-            if not self._measure(best, measurer):
-                alive.remove(best)
-                return
-            best.estimate = self.estimate(best)
+        ties, the winner at +-1.2 % after 30 rounds).
+
+        With leaking candidates in the race, the best constant-time survivor (the winner to be) is topped up
+        first, then the fastest survivor when it leaks (the other end of the cost of constant time)."""
+        def fastest_leak() -> Entry | None:
+            f = _best(alive)
+            return f if f is not None and f.leaks else None
+
+        # the race's survivors: none unavailable, their estimates made in its last round
+        for pick in (lambda: _best([e for e in alive if not e.leaks]), fastest_leak):
+            best = pick()
+            for _ in range(self.max_rounds if best is not None else 0):
+                if best.estimate.precision <= self.precision or time.monotonic() - t0 > 2 * self.budget_seconds:
+                    break
+                self.topped_up += 1
+                if not self._measure(best, measurer):
+                    alive.remove(best)
+                    break
+                best.estimate = self.estimate(best)
 
     def decide(self, alive: list[Entry]) -> None:
         """The winner and its ties among the survivors, by the same test (estimates the race's last round made
-        are current: only missing ones are computed)."""
-        if not alive:
-            return
+        are current: only missing ones are computed).  A leaking survivor stays ``leaks``: never the winner,
+        never tied."""
         for e in alive:
             if e.estimate is None:
                 e.estimate = self.estimate(e)
+        alive = [e for e in alive if not e.leaks]
+        if not alive:
+            return
         winner = max(alive, key=lambda e: e.estimate.estimate)
         winner.status = "winner"
         for e in alive:
@@ -254,6 +310,10 @@ class Race:
                 e.status = "slower" if self.slower(winner, e) else "tied"
                 if e.status == "slower":
                     e.eliminated_round = self.rounds
+
+
+def _best(entries: list[Entry]) -> Entry | None:
+    return max(entries, key=lambda e: e.estimate.estimate) if entries else None
 
 
 # ------------------------------------------------------------------ one cell
@@ -265,8 +325,40 @@ class CellSearch:
     race: Race
     builds: int = 0
     seconds: float = 0.0
-    # wall seconds of build, gate, lock_wait, race; CPU seconds of the compilers (build_cpu) and kat programs
+    # wall seconds of build, gate, lock_wait, race (and ct: the trace checks); CPU seconds of the compilers
+    # (build_cpu), the kat programs (gate_cpu) and the trace runs (ct_cpu)
     stages: dict[str, float] = field(default_factory=dict)
+    ct_asked: bool = False  # --ct
+    ct_skipped: str | None = None  # --ct, but this implementation is not checked: why
+
+    @property
+    def winner(self) -> Entry | None:
+        return next((e for e in self.entries if e.status == "winner"), None)
+
+    @property
+    def fastest(self) -> Entry | None:
+        """The fastest candidate overall: the winner, or a measured leaking candidate with a better estimate."""
+        pool = [e for e in self.entries if e.estimate is not None and (e.status == "winner" or e.leaks)]
+        return _best(pool)
+
+    def cost_of_ct(self) -> stats.Comparison | None:
+        """The fastest candidate's speed over the fastest constant-time one's (the winner's), with the interval
+        of the ratio (stats.compare_estimates; "faster": constant time costs speed here).  Exactly 1 when the
+        fastest is the winner; None without a winner."""
+        w, f = self.winner, self.fastest
+        if w is None or f is None:
+            return None
+        if f is w:
+            return stats.Comparison(1.0, 1.0, 1.0, 1.0, "no change")
+        return stats.compare_estimates(w.estimate, f.estimate, w.estimate.confidence or 0.95, higher_is_better=True)
+
+    def ct_json(self) -> dict:
+        f, cost = self.fastest, self.cost_of_ct()
+        return {"checked": self.ct_skipped is None, "not_checked_because": self.ct_skipped,
+                "leaking": sum(e.ct is not None and e.ct.verdict == "leak" for e in self.entries),
+                "fastest": list(f.candidate.flags) if f else None, "fastest_status": f.status if f else None,
+                "fastest_ct": list(self.winner.candidate.flags) if self.winner else None,
+                "cost_of_ct": dataclasses.asdict(cost) if cost else None}
 
     def json(self) -> dict:
         by = {s: [e for e in self.entries if e.status == s] for s in STATUSES}
@@ -282,7 +374,8 @@ class CellSearch:
                 "rounds": self.race.rounds, "processes": self.race.processes, "topped_up": self.race.topped_up,
                 "eliminations": self.race.eliminations, "seconds": round(self.seconds, 1),
                 "stages": {k: round(v, 1) for k, v in self.stages.items()},
-                "candidates": [e.json() for e in self.entries]}
+                **({"ct": self.ct_json()} if self.ct_asked else {}),
+                "candidates": [e.json(ct=self.ct_asked) for e in self.entries]}
 
 
 def _results(b: Built | Final) -> list:
@@ -294,18 +387,24 @@ def _results(b: Built | Final) -> list:
 class Pipelines:
     """The one cell pipeline over one builder: the timing programs of every candidate first, then the kat
     programs of the distinct binaries only, gated quickly before the race (``kat``) and fully after it for the
-    winner and its ties (``full``); verdicts are remembered per binary and gate, as a run's are."""
+    winner and its ties (``full``); verdicts are remembered per binary and gate, as a run's are.  With --ct,
+    ``ct`` is the quick gate's walk with the trace check's program beside the kat program (no dudect: the
+    trace is the verdict, and the race is what times the CPU); its verdicts are remembered per binary."""
 
     timing: CellPipeline
     kat: CellPipeline
     full: CellPipeline
+    ct: CellPipeline | None = None
 
     @classmethod
-    def of(cls, backend, builder: Builder, kat_cache: Path | None) -> "Pipelines":
+    def of(cls, backend, builder: Builder, kat_cache: Path | None, ct: bool = False) -> "Pipelines":
+        quick = Stages(programs=("kat",), kat_cache=kat_cache, kat_long_every=QUICK_LONG_EVERY)
+        checked = dataclasses.replace(quick, programs=("kat", "ct"), ct_dir=builder.build_dir / "ct",
+                                      memo_dir=builder.build_dir / "memo")
         return cls(CellPipeline(backend, builder, Stages(programs=("timing",))),
-                   CellPipeline(backend, builder, Stages(programs=("kat",), kat_cache=kat_cache,
-                                                         kat_long_every=QUICK_LONG_EVERY)),
-                   CellPipeline(backend, builder, Stages(programs=("kat",), kat_cache=kat_cache)))
+                   CellPipeline(backend, builder, quick),
+                   CellPipeline(backend, builder, Stages(programs=("kat",), kat_cache=kat_cache)),
+                   CellPipeline(backend, builder, checked) if ct else None)
 
 
 @dataclass
@@ -331,7 +430,12 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
     t0 = time.monotonic()
     stages: dict[str, float] = {}
     entries = [Entry(c) for c in cands]
-    found = CellSearch(impl, target, entries, race, 0, 0.0, stages)
+    found = CellSearch(impl, target, entries, race, 0, 0.0, stages, ct_asked=pipes.ct is not None)
+    if pipes.ct is not None and impl.constant_time is not True:
+        found.ct_skipped = f"{impl.id} does not claim constant time (cipher.yaml: constant_time: " \
+                           f"{'not stated' if impl.constant_time is None else 'false'})"
+    checking = pipes.ct is not None and found.ct_skipped is None
+    quick = pipes.ct if checking else pipes.kat  # with the trace check's program beside the kat program
     cells = [Cell(impl, c.toolchain, target, (race.key_size,), lab.profile("quick")) for c in cands]
     why = unavailable_reason(cells[0])
     if why:
@@ -358,16 +462,17 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
         distinct.append((e, b))
     t1 = time.monotonic()
     with ThreadPoolExecutor(jobs) as pool:  # the kat programs of the distinct binaries only
-        kats = list(pool.map(pipes.kat.build, [b.cell for _, b in distinct]))
+        kats = list(pool.map(quick.build, [b.cell for _, b in distinct]))
     stages["build"] += time.monotonic() - t1
     cpu1 = _children_cpu()
     stages["build_cpu"] = cpu1 - cpu0
     found.builds = sum(not r.cached for b in (*builds, *kats) for r in _results(b))
     t2 = time.monotonic()
-    racing = []
+    racing: list[Entry] = []
+    gated: list[Prepared] = []
 
-    def gate(k: Built | Final) -> Built | Final:
-        return k if isinstance(k, Final) else pipes.kat.gate(k)
+    def gate(k: Built | Final) -> Prepared | Final:
+        return k if isinstance(k, Final) else quick.gate(k)
 
     with ThreadPoolExecutor(jobs) as pool:  # the known-answer gates of the distinct binaries, in parallel
         for (e, b), v in zip(distinct, pool.map(gate, kats)):
@@ -377,10 +482,23 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
             e.status, e.gate = "racing", "quick"
             e.samples = CellSamples(b.cell, b.program("timing"), b.program("timing"), timing_only=True)
             racing.append(e)
+            gated.append(v)
     stages["gate"] = time.monotonic() - t2
-    stages["gate_cpu"] = _children_cpu() - cpu1
+    cpu2 = _children_cpu()
+    stages["gate_cpu"] = cpu2 - cpu1
+    checked = ""
+    if checking:  # the trace check of every binary that passed (deterministic: in parallel, outside the lock)
+        t3 = time.monotonic()
+        with ThreadPoolExecutor(jobs) as pool:
+            for e, p in zip(racing, pool.map(quick.check_ct, gated)):
+                judge_ct(e, p.ct or CtVerdict(verdict="unavailable", reason="no trace check was made"))
+        racing = [e for e in racing if e.status != "unavailable"]
+        stages["ct"] = time.monotonic() - t3
+        stages["ct_cpu"] = _children_cpu() - cpu2
+        checked = f", {sum(e.leaks for e in racing)} of them leak (trace check {stages['ct']:.0f} s)"
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
-        f"{len(racing)} pass their known answers (build {stages['build']:.0f} s, gates {stages['gate']:.0f} s)")
+        f"{len(racing)} pass their known answers{checked} (build {stages['build']:.0f} s, "
+        f"gates {stages['gate']:.0f} s)")
     return Ready(found, racing, t0)
 
 
@@ -399,7 +517,8 @@ def race_cell(p: Ready, measurer: Measurer, say: Callable[[str], None] = print) 
 def confirm_cell(found: CellSearch, pipes: Pipelines, say: Callable[[str], None] = print, jobs: int = 1) -> None:
     """The full known-answer gate (every record) of the winner and its ties, after the race: one that fails is
     ``unavailable`` with the verdict, and the winner is decided again among the measured rest, until the winner
-    and every tie passed it (or no candidate is left)."""
+    and every tie passed it (or no candidate is left).  A leaking candidate faster than the winner (the other
+    end of the cost of constant time) passes it too, or the next fastest is taken."""
     t, cpu = time.monotonic(), _children_cpu()
 
     def full_gate(e: Entry) -> str | None:
@@ -409,6 +528,9 @@ def confirm_cell(found: CellSearch, pipes: Pipelines, say: Callable[[str], None]
 
     while True:
         todo = [e for e in found.entries if e.status in ("winner", "tied") and e.gate != "full"]
+        fastest = found.fastest
+        if fastest is not None and fastest.leaks and fastest.gate != "full":
+            todo.append(fastest)
         if not todo:
             break
         with ThreadPoolExecutor(jobs) as pool:
@@ -432,7 +554,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
            quantity: str = "encrypt", key_size: int = 128, json_out: Path | None = None,
            write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
            min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, jobs: int | None = None,
-           threshold: float = stats.NOISE_THRESHOLD, say=print) -> list[CellSearch]:
+           threshold: float = stats.NOISE_THRESHOLD, ct: bool = False, say=print) -> list[CellSearch]:
     from .results import new_run_id
 
     if quantity not in QUANTITIES:
@@ -458,7 +580,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
     jobs = max(1, jobs or os.cpu_count() or 1)
     try:
         backend.prepare(tgts, inputs=sorted({f for i in impls for f in i.vector_files}))
-        pipes = Pipelines.of(backend, Builder(lab.root, build_dir, backend), build_dir / "kat-cache")
+        pipes = Pipelines.of(backend, Builder(lab.root, build_dir, backend), build_dir / "kat-cache", ct=ct)
         cpu = backend.pick_cpu("auto")
         run_id = new_run_id(f"flags-{Path(space_path).stem}")
         measurer = Measurer(backend, cpu, lambda cs: None)
@@ -473,7 +595,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
                     out.append(race_cell(prepared, measurer, say))
                 confirm_cell(out[-1], pipes, say, jobs)  # the full gate, outside the lock
                 say("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in out[-1].stages.items()))
-        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu)
+        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu, ct)
     finally:
         backend.close()
     doc = {"space": shown(lab, space_path), "base": base.name, "quantity": QUANTITIES[quantity], "key_size": key_size,
@@ -503,7 +625,24 @@ def summary_line(c: CellSearch) -> str:
     est = f" {w.estimate.estimate:,.0f} [{w.estimate.ci_low:,.0f}, {w.estimate.ci_high:,.0f}]" if w else ""
     return (f"{c.impl.id}@{c.target.name}: winner '{win or '(base flags)'}'{est}; tied: {ties}; "
             f"{d['candidates_total']} candidates, {d['distinct_binaries']} distinct binaries, "
-            f"{d['processes']} processes in {d['rounds']} rounds")
+            f"{d['processes']} processes in {d['rounds']} rounds" + (f"; {ct_summary(c)}" if c.ct_asked else ""))
+
+
+def ct_summary(c: CellSearch) -> str:
+    """The constant-time part of a cell's line: what leaks, the fastest overall and the cost of constant time."""
+    if c.ct_skipped:
+        return f"constant time not checked: {c.ct_skipped}"
+    n = sum(e.ct is not None and e.ct.verdict == "leak" for e in c.entries)
+    head = f"constant time: {n} distinct binar{'y leaks' if n == 1 else 'ies leak'}"
+    f, cost = c.fastest, c.cost_of_ct()
+    if f is None or cost is None:
+        return head + "; no constant-time candidate is left"
+    if f is c.winner:
+        return head + "; the fastest candidate is constant-time (cost of constant time 1.00x)"
+    e = f.estimate
+    judged = {"faster": "significant", "no change": "within the noise"}.get(cost.verdict, cost.verdict)
+    return (head + f"; fastest '{f.candidate.label}' (leaks) {e.estimate:,.0f} [{e.ci_low:,.0f}, {e.ci_high:,.0f}]; "
+            f"cost of constant time {cost.ratio:.3f}x [{cost.ci_low:.3f}, {cost.ci_high:.3f}] ({judged})")
 
 
 def write_winner_profiles(lab: Lab, base: Toolchain, found: list[CellSearch], per: str,
@@ -533,24 +672,26 @@ def write_winner_profiles(lab: Lab, base: Toolchain, found: list[CellSearch], pe
 
 
 def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, space_path, base: Toolchain,
-           found: list[CellSearch], cpu) -> Path:
-    """The search as a run: every measured candidate a cell (its toolchain is the candidate)."""
+           found: list[CellSearch], cpu, ct: bool = False) -> Path:
+    """The search as a run: every measured candidate a cell (its toolchain is the candidate), with its trace
+    verdict when it was checked."""
     from .run import make_record, start_run
 
     measured = [(c, e) for c in found for e in c.entries if e.samples is not None and e.samples.timing]
     machine = system.machine_id()
     w = start_run(lab, results_dir, backend, [e.samples.cell for _, e in measured], machine=machine, matrix={},
                   fingerprint={}, options={"flag_search": {"space": shown(lab, space_path), "base": base.name,
-                                                           "dimensions": space.dimensions}, "cpu": cpu},
+                                                           "dimensions": space.dimensions,
+                                                           **({"ct": True} if ct else {})}, "cpu": cpu},
                   tag="flags", run_id=run_id)
     for c, e in measured:
         cs = e.samples
         cs.stopped = "precision" if e.status in ("winner", "tied") else "budget"
-        f = Final(Status.OK, None, None, None, cs, stages={"measure": round(cs.seconds, 3)})
+        f = Final(Status.OK, None, None, None, cs, stages={"measure": round(cs.seconds, 3)}, ct=e.ct)
         w.add_cell(make_record(cs.cell, f, machine, backend, cpu))
     w.close("finished", status_counts={Status.OK: len(measured)})
     return w.dir
 
 
 __all__ = ["Space", "Candidate", "load_space", "candidates", "binary_digest", "Race", "search", "prepare_cell",
-           "race_cell", "confirm_cell"]
+           "race_cell", "confirm_cell", "judge_ct", "leak_line", "ct_summary"]

@@ -1,6 +1,7 @@
 """Flag search (lab/flags.py) with real compilers and real measurements: one space that holds byte-identical
 flag sets, an -O0 that must be dropped early, two different binaries of equal speed, and a flag the compiler
-rejects; the space file's errors; the winners as toolchain profiles."""
+rejects; the space file's errors; the winners as toolchain profiles; with --ct, a copy of Serpent whose -Os build
+leaks (tests/fixtures/ciphers/ctblame) never wins, and the cost of constant time is reported."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def test_every_combination_is_a_candidate_and_the_json_says_what_each_became(fou
     assert d["candidates_total"] == 16 and len(d["candidates"]) == 16
     assert {e["status"] for e in d["candidates"]} <= set(flags.STATUSES)
     assert d["winner"] is not None and d["quantity"] == "encrypt_speed" and d["key_size"] == 128
+    assert "ct" not in d and not any("ct" in e for e in d["candidates"])  # without --ct: no constant-time part
     for e in d["candidates"]:
         if e["status"] in ("winner", "tied", "slower"):
             assert e["ci_low"] <= e["estimate"] <= e["ci_high"] and e["processes"] >= 5
@@ -307,3 +309,191 @@ def test_the_race_gate_is_quick_and_the_winner_and_ties_pass_every_record(lab, t
         assert e.status == "unavailable" and e.gate == "full" and e.reason.startswith("full known-answer gate: ")
         assert f"line {line} of mars-bad.kat" in e.reason
     assert found.json()["winner"] is None and found.stages["confirm"] > 0
+
+
+# ------------------------------------------------------------------ --ct: a speed bought with a leak never wins
+def _leak(line: str = "tests/fixtures/ciphers/ctblame/plant.c:27"):
+    from lab.models import CtVerdict, Divergence, OpVerdict
+
+    d = Divergence(kind="branch", address="0x401a2c", function="ctblame_rs_select", location=line,
+                   detail="next instruction 0x401a30 vs 0x401a40")
+    return CtVerdict(verdict="leak", reason="1 of 4 ops leak", ops=(
+        OpVerdict(op="ekey", key_size=128, verdict="clean", inputs=8),
+        OpVerdict(op="encrypt", key_size=128, verdict="leak", inputs=8, control_differs=True, distinct=2,
+                  divergence=d)))
+
+
+def test_a_leaking_candidate_races_in_its_own_pool_and_is_never_the_winner_even_when_fastest(lab):
+    """The unit of --ct's logic (a measurer fed from a generator): the leaking candidate is the fastest by 30 %;
+    it is raced and measured, but stays `leaks` through the race and the decision; it never drops the
+    constant-time candidates (against it they would be slower); the winner is the fastest constant-time one, its
+    equal tied; -O0 is dropped against the best constant-time one.  The cell's JSON and line name the fastest
+    overall, the winner, and the cost of constant time as stats.compare_estimates gives it."""
+    import random
+
+    from lab import stats
+    from lab.flags import Candidate, CellSearch, Entry, Race
+    from lab.models import CtVerdict
+    from tests.test_gate_units import cell, samples, timing_process
+
+    c = cell(lab)
+    ks = c.cycle_key_sizes[0]
+    base = {("-Os",): 700, ("-O2",): 1000, ("-O3",): 1000, ("-O0",): 3000}  # ns per sample
+    entries = {f: Entry(Candidate(f, lab.toolchain("gcc-O3")), status="racing", samples=samples(c, []))
+               for f in base}
+    cost = {id(e.samples): base[f] for f, e in entries.items()}
+
+    class Feed:  # Measurer.one_process's contract: one process appended to the samples
+        def __init__(self):
+            self.rng = random.Random(11)
+
+        def one_process(self, cs):
+            cs.timing.append(timing_process([round(cost[id(cs)] * self.rng.uniform(1, 1.02) * 1000)], ks))
+
+    flags.judge_ct(entries[("-Os",)], _leak())
+    for f in (("-O2",), ("-O3",), ("-O0",)):
+        flags.judge_ct(entries[f], CtVerdict(verdict="clean"))
+    leak, o2, o3, o0 = (entries[f] for f in base)
+    assert leak.status == "leaks" and o2.status == "racing"
+    assert leak.reason == ("encrypt 128: secret-dependent branch at tests/fixtures/ciphers/ctblame/plant.c:27 "
+                           "(ctblame_rs_select, 0x401a2c): next instruction 0x401a30 vs 0x401a40")
+    race = Race("encrypt_speed", ks, min_rounds=5, max_rounds=8, precision=0.5)
+    race.run(list(entries.values()), Feed(), lambda r, n: None)
+    assert race.rounds == 5  # precise at once; -O0 dropped; each pool's best known
+    assert (leak.status, o0.status, o0.eliminated_round) == ("leaks", "slower", 5)
+    assert {o2.status, o3.status} == {"winner", "tied"}
+    assert all(len(e.samples.timing) == 5 for e in entries.values())  # the leaking one is measured as the others
+    winner = o2 if o2.status == "winner" else o3
+    assert leak.estimate.estimate > 1.3 * winner.estimate.estimate
+    assert race.slower(leak, winner)  # one pool would have dropped every constant-time candidate
+    race.decide([leak, winner])  # deciding again (after a failed full gate): still never the leak
+    assert (leak.status, winner.status) == ("leaks", "winner")
+    alone = Entry(Candidate(("-Os",), lab.toolchain("gcc-O3")), status="leaks", samples=leak.samples)
+    race.decide([alone])
+    assert alone.status == "leaks"  # no constant-time survivor: no winner at all
+
+    found = CellSearch(c.impl, c.target, list(entries.values()), race, ct_asked=True)
+    d = found.json()
+    assert d["winner"] == list(winner.candidate.flags) and list(leak.candidate.flags) not in d["tied"]
+    want = stats.compare_estimates(winner.estimate, leak.estimate, 0.95, higher_is_better=True)
+    assert d["ct"] == {"checked": True, "not_checked_because": None, "leaking": 1, "fastest": ["-Os"],
+                       "fastest_status": "leaks", "fastest_ct": d["winner"],
+                       "cost_of_ct": {"ratio": pytest.approx(leak.estimate.estimate / winner.estimate.estimate),
+                                      "ci_low": want.ci_low, "ci_high": want.ci_high, "p_value": want.p_value,
+                                      "verdict": "faster"}}
+    assert want.ci_low < want.ratio < want.ci_high and want.ci_low > 1
+    assert {e["status"]: e["ct"] for e in d["candidates"]}["leaks"] == "leak"
+    line = flags.summary_line(found)
+    assert "constant time: 1 distinct binary leaks; fastest '-Os' (leaks)" in line
+    assert f"cost of constant time {want.ratio:.3f}x [{want.ci_low:.3f}, {want.ci_high:.3f}] (significant)" in line
+    # a check that cannot judge a candidate keeps it out of the race: a winner must be shown constant-time
+    e = Entry(Candidate(("-march=native",), lab.toolchain("gcc-O3")), status="racing")
+    flags.judge_ct(e, CtVerdict(verdict="unavailable", reason="the trace run failed: SIGILL"))
+    assert (e.status, e.reason) == ("unavailable", "constant-time check: the trace run failed: SIGILL")
+
+
+CT_SPACE = """\
+base: gcc-O3
+description: "-Os makes gcc write ctblame/rs's select (t & 0x80 ? 0x14D : 0) as a branch; -O2 keeps it a select"
+dimensions:
+  opt: [[-Os], [-O2]]
+"""
+
+
+@pytest.fixture(scope="module")
+def ct_found(fixture_lab, tmp_path_factory, host_plugin):
+    tmp = tmp_path_factory.mktemp("flagsct")
+    (tmp / "space.yaml").write_text(CT_SPACE)
+    said: list[str] = []
+    found = flags.search(fixture_lab, tmp / "space.yaml", ["ctblame/rs", "rijndael/ttable"], json_out=tmp / "out.json",
+                         results_dir=tmp / "results", build_dir=tmp / "build", threshold=RACE_BAND, max_rounds=8,
+                         ct=True, say=said.append)
+    doc = json.loads((tmp / "out.json").read_text())
+    return {"cells": {c.impl.id: c for c in found}, "json": {c["cipher"]: c for c in doc["cells"]}, "doc": doc,
+            "said": said, "tmp": tmp}
+
+
+def test_with_ct_the_leaking_flag_set_leaks_and_the_winner_is_constant_time(ct_found):
+    from tests.conftest import ROOT
+
+    plant = ROOT / "tests" / "fixtures" / "ciphers" / "ctblame" / "plant.c"
+    line = next(i for i, t in enumerate(plant.read_text().splitlines(), 1) if "PLANTED RS SELECT" in t)
+    d = ct_found["json"]["ctblame"]
+    c = {tuple(e["flags"]): e for e in d["candidates"]}
+    os_, o2 = c[("-Os",)], c[("-O2",)]
+    assert os_["status"] == "leaks" and os_["ct"] == "leak", os_
+    assert os_["reason"].startswith(f"encrypt 128: secret-dependent branch at tests/fixtures/ciphers/ctblame/plant.c:"
+                                    f"{line} "), os_["reason"]
+    assert os_["processes"] >= 5 and os_["ci_low"] <= os_["estimate"] <= os_["ci_high"]  # raced all the same
+    assert (o2["status"], o2["ct"], o2["gate"]) == ("winner", "clean", "full")
+    assert d["winner"] == ["-O2"] and d["tied"] == []
+    ct = d["ct"]
+    assert (ct["checked"], ct["leaking"], ct["fastest_ct"]) == (True, 1, ["-O2"])
+    cost = ct["cost_of_ct"]
+    if os_["estimate"] > o2["estimate"]:  # -Os faster: it is the fastest overall, and gated fully as the winner
+        assert (ct["fastest"], ct["fastest_status"], os_["gate"]) == (["-Os"], "leaks", "full")
+        assert cost["ratio"] == pytest.approx(os_["estimate"] / o2["estimate"])
+        assert cost["ci_low"] < cost["ratio"] < cost["ci_high"] and cost["verdict"] in ("faster", "no change")
+    else:  # the winner is the fastest: constant time costs nothing here
+        assert (ct["fastest"], ct["fastest_status"], os_["gate"]) == (["-O2"], "winner", "quick")
+        assert cost == {"ratio": 1.0, "ci_low": 1.0, "ci_high": 1.0, "p_value": 1.0, "verdict": "no change"}
+    assert "ct" in d["stages"] and "ct" not in ct_found["json"]["rijndael"]["stages"]
+    line_rs = next(s for s in ct_found["said"] if s.startswith("ctblame/rs@host: winner '-O2'"))
+    assert "; constant time: 1 distinct binary leaks; " in line_rs
+
+
+def test_with_ct_an_implementation_that_claims_no_constant_time_is_not_checked(ct_found):
+    d = ct_found["json"]["rijndael"]
+    assert d["ct"]["checked"] is False and d["ct"]["leaking"] == 0
+    assert d["ct"]["not_checked_because"] == \
+        "rijndael/ttable does not claim constant time (cipher.yaml: constant_time: false)"
+    assert {e["ct"] for e in d["candidates"]} == {None} and d["winner"] is not None
+    assert "leaks" not in {e["status"] for e in d["candidates"]}
+    line = next(s for s in ct_found["said"] if s.startswith("rijndael/ttable@host: winner"))
+    assert line.endswith("; constant time not checked: rijndael/ttable does not claim constant time (cipher.yaml: "
+                         "constant_time: false)")
+
+
+def test_with_ct_the_stored_run_carries_the_verdicts_and_the_report_the_leaks(ct_found, fixture_lab):
+    from lab import results
+    from lab.report import build_report, errors_in
+
+    tmp, doc = ct_found["tmp"], ct_found["doc"]
+    (run_dir,) = results.resolve_runs(tmp / "results", doc["run"])
+    meta, recs = results.read_run(run_dir)
+    assert meta.options["flag_search"]["ct"] is True
+    by = {(r.implementation, r.toolchain): r for r in recs}
+    tc = {tuple(e["flags"]): e["toolchain"] for e in ct_found["json"]["ctblame"]["candidates"]}
+    assert by[("rs", tc[("-Os",)])].ct.verdict == "leak" and by[("rs", tc[("-O2",)])].ct.verdict == "clean"
+    assert len(recs) == 4 and all(r.ct is None for r in recs if r.cipher == "rijndael")
+    assert json.loads((run_dir / "flagsearch.json").read_text())["cells"] == doc["cells"]
+    html = build_report(fixture_lab, [doc["run"]], results_dir=tmp / "results", reports_dir=tmp / "reports").read_text()
+    assert not errors_in(html)
+    sec = html[html.index('<section id="flags">'):]
+    sec = sec[:sec.index("</section>")]
+    assert "2 (winner 1, tied 0, slower 0, leaks 1, identical 0, unavailable 0)" in sec
+    assert "<th>constant time</th><td>1 distinct binary leaks; " in sec
+    assert "not checked: rijndael/ttable does not claim constant time" in sec
+
+
+def test_with_ct_a_binarys_verdict_is_checked_once_and_remembered(ct_found, fixture_lab):
+    """Each distinct binary of the claiming implementation was traced once, its verdict kept in the per-binary
+    memo; preparing the cell again (the builds current, the gates remembered) traces nothing again."""
+    from lab.build import Builder
+    from lab.pipeline import make_backend
+
+    build = ct_found["tmp"] / "build"
+    memo = {p: p.stat().st_mtime_ns for p in (build / "memo" / "ct").glob("*.json")}
+    assert len(memo) == 2  # -Os and -O2 of ctblame/rs; rijndael/ttable is not checked
+    space, base = flags.load_space(fixture_lab, ct_found["tmp"] / "space.yaml")
+    backend = make_backend(fixture_lab, "host", build_dir=build, progress=lambda s: None)
+    try:
+        pipes = flags.Pipelines.of(backend, Builder(fixture_lab.root, build, backend), build / "kat-cache", ct=True)
+        ready = flags.prepare_cell(fixture_lab, fixture_lab.impl("ctblame/rs"), fixture_lab.target("host"),
+                                   flags.candidates(space, base), flags.Race("encrypt_speed", 128), pipes,
+                                   say=lambda s: None)
+    finally:
+        backend.close()
+    assert {e.candidate.flags: e.status for e in ready.racing} == {("-Os",): "leaks", ("-O2",): "racing"}
+    assert ready.search.builds == 0
+    assert {p: p.stat().st_mtime_ns for p in (build / "memo" / "ct").glob("*.json")} == memo

@@ -200,11 +200,29 @@ def _section_flags(run_paths: list[Path]) -> dict:
                                       f"{c['key_size']}-bit key, base {doc['base']}",
                                 xlabel="Kbit/s" if c["quantity"] != "key_setup_speed" else "keys/s",
                                 interval=([e["ci_low"] for e in measured], [e["ci_high"] for e in measured]))
-            counts = {s: sum(e["status"] == s for e in c["candidates"]) for s in STATUSES}
+            # "leaks" only in a search with --ct (c["ct"]): a search without it never checked
+            counts = {s: sum(e["status"] == s for e in c["candidates"]) for s in STATUSES if s != "leaks" or "ct" in c}
             out.append({**c, "base": doc["base"], "run": doc["run"], "chart": chart, "counts": counts,
+                        "ct_text": _flags_ct_text(c["ct"]) if "ct" in c else None,
                         "winner_text": " ".join(c["winner"]) if c["winner"] is not None else None,
                         "tied_text": [" ".join(t) or "(base flags)" for t in c["tied"]]})
     return {"cells": out}
+
+
+def _flags_ct_text(ct: dict) -> str:
+    """A flag search's constant-time row (--ct): why it was not checked, or the fastest overall against the
+    fastest constant-time candidate."""
+    if not ct["checked"]:
+        return f"not checked: {ct['not_checked_because']}"
+    label = lambda f: " ".join(f) or "(base flags)"  # noqa: E731
+    head = f"{ct['leaking']} distinct binar{'y leaks' if ct['leaking'] == 1 else 'ies leak'}"
+    cost = ct["cost_of_ct"]
+    if cost is None:
+        return f"{head}; no constant-time candidate is left"
+    if ct["fastest"] == ct["fastest_ct"]:
+        return f"{head}; the fastest candidate is constant-time"
+    return (f"{head}; fastest overall {label(ct['fastest'])} (leaks); cost of constant time {cost['ratio']:.3f}x "
+            f"[{cost['ci_low']:.3f}, {cost['ci_high']:.3f}] ({cost['verdict']})")
 
 
 def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Path, compare_with,
