@@ -371,11 +371,22 @@ def bench_java(ciphers=None, rounds=None, toolchain=None, out=None, forks=None, 
     return 0
 
 
-def bench_ct(ciphers=None, implementations=None, toolchains=None, targets=None, dudect=None, jobs=None,
-             out=None, quick_gate=False) -> int:
+def bench_ct(ciphers=None, implementations=None, toolchains=None, targets=None, compilers=False, versions=None,
+             levels=None, dudect=None, jobs=None, out=None, quick_gate=False) -> int:
     from .bench import ct as ct_bench
     from .ct import DUDECT_MEASUREMENTS
 
+    if compilers:
+        from .bench import ct_compilers
+
+        if toolchains:
+            raise UsageError("option --toolchains: --compilers makes its own (every gcc and clang version x level); "
+                             "narrow them with --versions and --levels")
+        ct_compilers.bench(_lab(), ciphers, implementations or "all", targets, versions, levels, jobs or 2,
+                           0 if dudect is None else dudect, Path(out) if out else None, quick_gate=quick_gate)
+        return 0
+    if versions or levels:
+        raise UsageError("options --versions and --levels narrow --compilers, which is not given")
     ct_bench.bench(_lab(), ciphers, implementations or "all", toolchains, targets, jobs or 2,
                    DUDECT_MEASUREMENTS if dudect is None else dudect, Path(out) if out else None,
                    quick_gate=quick_gate)

@@ -234,13 +234,21 @@ COMMANDS: tuple[Command, ...] = (
                 out("history"), DEBUG),
             invoke="bench.history"),
     Command("bench-ct", "the constant-time check over the catalogue x toolchains x targets: wall time, leaking "
-            "cells by cause, refuted claims", "bench_ct", (
+            "cells by cause, refuted claims; with --compilers the compiler-made leak matrix, each such leak blamed",
+            "bench_ct", (
                 ciphers("every cipher"),
                 Opt("implementations", "all (default: ours and the peers), ours, default, peers or a comma list of "
                     "cipher/implementation"),
                 toolchains("gcc-O3,clang-O3"),
-                targets("host,sparc64,mips64"),
-                Opt("dudect", "dudect measurements per block op on the host (default 20000; 0: none)", "int"),
+                targets("host,sparc64,mips64; with --compilers host"),
+                Opt("compilers", "the compiler-made leak matrix: the implementations claiming constant time x every "
+                    "gcc and clang version each target has x -O1, -O2, -O3, -Os; every cell that leaks where the same "
+                    "implementation is clean with another compiler or level is blamed (ct-blame)", "flag"),
+                Opt("versions", "with --compilers: comma list of compiler versions or globs (default: every one "
+                    "found, e.g. gcc-12,clang-*)", "csv"),
+                Opt("levels", "with --compilers: comma list of levels (default O1,O2,O3,Os)", "csv"),
+                Opt("dudect", "dudect measurements per block op on the host (default 20000, with --compilers 0; "
+                    "0: none)", "int"),
                 Opt("jobs", "cells checked at once (default 2)", "int"),
                 Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
                     "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "

@@ -49,6 +49,7 @@ class Model(BaseModel):
 class Finding(Model):
     kind: Literal["version", "flag", "pass", "source"]
     text: str                          # the finding, as the line prints it
+    name: str = ""                     # pass: the pass as the compiler names it (for tables)
     change: tuple[str, ...] = ()       # the flags that remove the leak (flag, pass)
     confirmed: bool | None = None      # None: nothing to confirm (version, source)
     confirmation: str = ""
@@ -140,16 +141,16 @@ def _confirm(check: ctcheck.CellCheck) -> tuple[bool, str]:
 
 
 # ------------------------------------------------------------------- searches
-def versions_of(lab: Lab, tc: Toolchain, target) -> list[tuple[str, str]]:
-    """(version name, cc) of the toolchain's family that the target has (on the host: installed), oldest to
-    newest."""
-    vs = [cv for cv in lab.compiler_versions.values() if cv.family == tc.family and target.name in cv.found
+def versions_of(lab: Lab, family: str, target) -> list[tuple[str, str]]:
+    """(version name, cc) of a compiler family (gcc, clang) that the target has (on the host: installed), oldest
+    to newest."""
+    vs = [cv for cv in lab.compiler_versions.values() if cv.family == family and target.name in cv.found
           and (target.image or shutil.which(cv.executable))]
     return [(cv.name, cv.executable) for cv in sorted(vs, key=lambda cv: tuple(int(x) for x in cv.version.split(".")))]
 
 
 def version_finding(p: Prober, sig, target: str) -> Finding | None:
-    found = versions_of(p.lab, p.cell.toolchain, target)
+    found = versions_of(p.lab, p.cell.toolchain.family, target)
     if len(found) < 2:
         return None
     verdicts = []
@@ -163,15 +164,21 @@ def version_finding(p: Prober, sig, target: str) -> Finding | None:
     return Finding(kind="version", text=text)
 
 
-def _with_level(flags: tuple[str, ...], level: str) -> list[str]:
-    return [level if re.fullmatch(r"-O[0-3sgz]?|-Ofast", f) else f for f in flags]
+LEVEL = re.compile(r"-O[0-3sgz]?|-Ofast")  # an optimisation level flag
+
+
+def with_level(flags: tuple[str, ...], level: str) -> list[str]:
+    """The flags with their optimisation level replaced by `level` (put first when they have none)."""
+    if not any(LEVEL.fullmatch(f) for f in flags):
+        return [level, *flags]
+    return [level if LEVEL.fullmatch(f) else f for f in flags]
 
 
 def flag_finding(p: Prober, sig, space: Space) -> Finding | None:
     tc = p.cell.toolchain
-    level = next((f for f in tc.flags if re.fullmatch(r"-O[0-3sgz]?|-Ofast", f)), "-O0")
+    level = next((f for f in tc.flags if LEVEL.fullmatch(f)), "-O0")
     changes = [(" ".join(add), [*tc.flags, *add]) for add in getattr(space, tc.family, ())]  # one switch first
-    changes += [(f"{lv} instead of {level}", _with_level(tc.flags, lv)) for lv in space.levels if lv != level]
+    changes += [(f"{lv} instead of {level}", with_level(tc.flags, lv)) for lv in space.levels if lv != level]
     for what, flags in changes:
         check = p.check(p.variant(flags=flags, tag="flag"))
         if same_leak(check, sig) is False:
@@ -214,7 +221,7 @@ def clang_pass(p: Prober, sig, src: Path) -> Finding | None:
     confirm_flags = [*p.cell.toolchain.flags, *off] if off else flags(hi - 1)
     ok, why = _confirm(p.check(p.variant(flags=confirm_flags, tag="confirm")))
     how = " ".join(off) if off else f"-mllvm -opt-bisect-limit={hi - 1} (pass {hi} and after off)"
-    return Finding(kind="pass", text=f"pass {hi} '{name}' on {where} introduces it (off: {how})",
+    return Finding(kind="pass", text=f"pass {hi} '{name}' on {where} introduces it (off: {how})", name=name,
                    change=tuple(confirm_flags), confirmed=ok, confirmation=why)
 
 
@@ -270,7 +277,8 @@ def gcc_pass(p: Prober, sig, src: Path) -> Finding | None:
     if not found:
         return None
     ok, why = _confirm(p.check(p.variant(flags=[*base, found], tag="confirm")))
-    return Finding(kind="pass", text=f"pass '{found.split('-', 3)[3]}' introduces it (off: {found})",
+    name = found.split("-", 3)[3]
+    return Finding(kind="pass", text=f"pass '{name}' introduces it (off: {found})", name=name,
                    change=(*base, found), confirmed=ok, confirmation=why)
 
 
@@ -304,5 +312,5 @@ def blame(lab: Lab, cell, backend, *, build_dir: Path, space: Space, say=lambda 
                  seconds=round(time.monotonic() - t0, 1))
 
 
-__all__ = ["Blame", "Finding", "Space", "blame", "load_space", "same_leak", "signature", "versions_of",
+__all__ = ["Blame", "Finding", "Space", "blame", "load_space", "same_leak", "signature", "versions_of", "with_level",
            "DEFAULT_SPACE"]

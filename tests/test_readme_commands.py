@@ -47,7 +47,8 @@ NOT_RUN = {
     "test": "the test suite itself",
     "bench.peers": "a benchmark (minutes of measuring); its table code is test_bench_units'",
     "bench.java": "a benchmark (JMH forks, minutes); its ratios are test_java's",
-    "bench.ct": "a benchmark over the whole catalogue (about half an hour); each cell's check is test_ct's",
+    "bench.ct": "a benchmark over the whole catalogue (about half an hour; --compilers longer); each cell's check "
+                "is test_ct's, --compilers on the planted cases test_ct_matrix's",
     "java.run": "matrix.run's preset for Java cells: test_java_run runs Java cells through matrix.run itself",
     "bench.aa": "a benchmark (N + 1 quick runs); its judgement on stored runs is test_aa's",
     "bench.mainjob": "a benchmark (the main job twice); its stage sums are what test_memo asserts per record",

@@ -7,7 +7,7 @@ import pytest
 
 import lab.report as report
 from lab.config import Lab
-from lab.report import analysis, build_report, errors_in, published
+from lab.report import analysis, build_report, ct_leaks, errors_in, published
 from lab.report import tables as report_tables
 
 from . import synth
@@ -37,6 +37,7 @@ SECTIONS = [
     (report, "_section_system", "system"),
     (report, "_section_machines", "machines"),
     (report, "_section_precision", "precision"),
+    (ct_leaks, "section", "compiler-made leaks"),
 ]
 
 

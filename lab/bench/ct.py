@@ -61,16 +61,22 @@ def summary(checks: list[ctcheck.CellCheck]) -> dict:
     }
 
 
+def selected(lab: Lab, ciphers, implementations: str) -> tuple[list[str], str | list[str]]:
+    """(ciphers, the implementation selection) of --ciphers and --implementations (all, ours, default, peers or a
+    comma list of cipher/implementation, which narrows the ciphers to theirs)."""
+    selection = implementations if implementations in ("all", "ours", "default", "peers") else \
+        [x.strip() for x in implementations.split(",") if x.strip()]  # a list of cipher/implementation
+    if isinstance(selection, list):
+        ciphers = sorted({x.split("/")[0] for x in selection} & set(ciphers or lab.ciphers))
+    return ciphers or sorted(lab.ciphers), selection
+
+
 def bench(lab: Lab, ciphers=None, implementations: str = "all", toolchains=None, targets=None, jobs: int = 2,
           dudect: int = ct.DUDECT_MEASUREMENTS, out: Path | None = None, quick_gate: bool = False,
           say=print) -> dict:
     from ..plan import implementations as pick
 
-    selection = implementations if implementations in ("all", "ours", "default", "peers") else \
-        [x.strip() for x in implementations.split(",") if x.strip()]  # a list of cipher/implementation
-    if isinstance(selection, list):
-        ciphers = sorted({x.split("/")[0] for x in selection} & set(ciphers or lab.ciphers))
-    ciphers = ciphers or sorted(lab.ciphers)
+    ciphers, selection = selected(lab, ciphers, implementations)
     toolchains, targets = toolchains or TOOLCHAINS, targets or TARGETS
     profile = lab.profile("smoke")
     doc = {**header("ct"), "ciphers": ciphers, "implementations": implementations, "toolchains": toolchains,

@@ -23,7 +23,7 @@ import pandas as pd
 from ..status import Status
 from .. import index, results, stats
 from ..config import Lab
-from . import analysis, charts, drilldown, java, published, summary, tables
+from . import analysis, charts, ct_leaks, drilldown, java, published, summary, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
 
@@ -328,7 +328,9 @@ def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_d
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
     html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths, jit),
                                                     drilldown=_guard("drill-down", drilldown.write, out, env,
-                                                                     run_paths, df, read))
+                                                                     run_paths, df, read),
+                                                    ct_leaks=_guard("compiler-made leaks", ct_leaks.section,
+                                                                    lab.root / "bench" / "results" / "ct.jsonl"))
     (out / "index.html").write_text(html)
     flat = df.assign(per_process=[" ".join(f"{x:.6g}" for x in v) if index.has_values(v) else None
                                   for v in df.per_process])
