@@ -423,6 +423,38 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _distinct(entries: list[Entry], builds: list) -> tuple[dict[str, Entry], list[tuple[Entry, Built]]]:
+    """The candidates whose timing programs have code and data of their own (one Entry a binary digest); the
+    others are "identical" to the first with their binary, or carry their build's failure."""
+    by_digest: dict[str, Entry] = {}
+    distinct: list[tuple[Entry, Built]] = []
+    for e, b in zip(entries, builds):
+        if isinstance(b, Final):
+            e.reason = b.reason if b.status == Status.UNAVAILABLE else f"build failed: {b.reason}"
+            continue
+        e.digest = binary_digest(b.program("timing"))
+        if e.digest in by_digest:
+            first = by_digest[e.digest].candidate
+            e.status, e.same_binary_as = "identical", first.flags
+            e.reason = f"the same binary as '{first.label}'"
+            continue
+        by_digest[e.digest] = e
+        distinct.append((e, b))
+    return by_digest, distinct
+
+
+def _trace_check(racing: list[Entry], gated: list, quick, stages: dict, cpu_before: float,
+                 jobs: int) -> list[Entry]:
+    """The trace check of every gated binary (in parallel): each entry judged; those without a verdict leave."""
+    t = time.monotonic()
+    with ThreadPoolExecutor(jobs) as pool:
+        for e, p in zip(racing, pool.map(quick.check_ct, gated)):
+            judge_ct(e, p.ct or CtVerdict(verdict="unavailable", reason="no trace check was made"))
+    stages["ct"] = time.monotonic() - t
+    stages["ct_cpu"] = _children_cpu() - cpu_before
+    return [e for e in racing if e.status != "unavailable"]
+
+
 def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], race: Race, pipes: Pipelines,
                  say: Callable[[str], None] = print, jobs: int = 1) -> Ready:
     """Every candidate's timing program built; candidates whose programs have the same code and data are one
@@ -446,20 +478,7 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
     with ThreadPoolExecutor(jobs) as pool:  # the timing programs of every candidate, in parallel
         builds = list(pool.map(pipes.timing.build, cells))
     stages["build"] = time.monotonic() - t0
-    by_digest: dict[str, Entry] = {}
-    distinct: list[tuple[Entry, Built]] = []
-    for e, b in zip(entries, builds):
-        if isinstance(b, Final):
-            e.reason = b.reason if b.status == Status.UNAVAILABLE else f"build failed: {b.reason}"
-            continue
-        e.digest = binary_digest(b.program("timing"))
-        if e.digest in by_digest:
-            first = by_digest[e.digest].candidate
-            e.status, e.same_binary_as = "identical", first.flags
-            e.reason = f"the same binary as '{first.label}'"
-            continue
-        by_digest[e.digest] = e
-        distinct.append((e, b))
+    by_digest, distinct = _distinct(entries, builds)
     t1 = time.monotonic()
     with ThreadPoolExecutor(jobs) as pool:  # the kat programs of the distinct binaries only
         kats = list(pool.map(quick.build, [b.cell for _, b in distinct]))
@@ -488,13 +507,7 @@ def prepare_cell(lab: Lab, impl: Impl, target: Target, cands: list[Candidate], r
     stages["gate_cpu"] = cpu2 - cpu1
     checked = ""
     if checking:  # the trace check of every binary that passed (deterministic: in parallel, outside the lock)
-        t3 = time.monotonic()
-        with ThreadPoolExecutor(jobs) as pool:
-            for e, p in zip(racing, pool.map(quick.check_ct, gated)):
-                judge_ct(e, p.ct or CtVerdict(verdict="unavailable", reason="no trace check was made"))
-        racing = [e for e in racing if e.status != "unavailable"]
-        stages["ct"] = time.monotonic() - t3
-        stages["ct_cpu"] = _children_cpu() - cpu2
+        racing = _trace_check(racing, gated, quick, stages, cpu2, jobs)
         checked = f", {sum(e.leaks for e in racing)} of them leak (trace check {stages['ct']:.0f} s)"
     say(f"flags: {impl.id}@{target.name}: {len(cands)} candidates, {len(by_digest)} distinct binaries, "
         f"{len(racing)} pass their known answers{checked} (build {stages['build']:.0f} s, "
