@@ -59,6 +59,12 @@ def toolchains(default: str | None = None) -> Opt:
 def targets(default: str | None = None) -> Opt:
     return _listed("targets", "targets", default)
 
+#: how the constant-time walks (ct, bench.ct) check their cells
+CT_CHECKING = (Opt("jobs", "cells checked at once (default 2)", "int"),
+               Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
+                   "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
+                   "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"))
+
 DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
 #: the part of the matrix a benchmark narrows to (bench.mainjob, bench.aa)
 MATRIX_PART = (ciphers("the matrix's"),
@@ -118,10 +124,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("target", "targets, comma list (default host)", "csv"),
                 Opt("dudect", "dudect measurements per block op on the host (key setup: a tenth; default 20000; "
                     "0: no dudect)", "int"),
-                Opt("jobs", "cells checked at once (default 2)", "int"),
-                Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
-                    "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
-                    "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
+                *CT_CHECKING,
                 Opt("json", "also write every cell's verdict as JSON to this file"),
                 BUILD_DIR,
                 DEBUG)),
@@ -249,10 +252,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("levels", "with --compilers: comma list of levels (default O1,O2,O3,Os)", "csv"),
                 Opt("dudect", "dudect measurements per block op on the host (default 20000, with --compilers 0; "
                     "0: none)", "int"),
-                Opt("jobs", "cells checked at once (default 2)", "int"),
-                Opt("quick_gate", "gate cells on every short known-answer record, the n-block check and the "
-                    "checksum chain, but only every 32nd long record (iterated over 100 times), as the flag "
-                    "search's race: a small part of a full gate's work, which dominates on emulated targets", "flag"),
+                *CT_CHECKING,
                 out("ct"), DEBUG),
             invoke="bench.ct"),
     Command("bench-faults", "provoke every fault a long campaign meets and print what the lab did and what was lost",
