@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .status import Status
 from . import config, plan, stats, system
-from .models import CtVerdict
+from .models import CANDIDATE_STATUSES, CtVerdict
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
@@ -71,7 +71,7 @@ from .plan import Cell, unavailable_reason
 from .quantities import headline
 
 QUANTITIES = {"encrypt": "encrypt_speed", "decrypt": "decrypt_speed", "key_setup": "key_setup_speed"}
-STATUSES = ("winner", "tied", "slower", "leaks", "identical", "unavailable")
+STATUSES = CANDIDATE_STATUSES  # lab/models.py: the report reads them there
 
 
 class Space(BaseModel):

@@ -92,6 +92,10 @@ class CtVerdict(Model):
 
 
 # ------------------------------------------------------------------ the machine-speed gauge (lab/measure.py)
+#: what a flag search's candidate ends as (lab/flags.py), in the order a report lists them
+CANDIDATE_STATUSES = ("winner", "tied", "slower", "leaks", "identical", "unavailable")
+
+
 class Gauge(BaseModel):
     """The machine-speed gauge's raw samples in one measuring process (None in runs made before it existed)."""
     model_config = ConfigDict(extra="forbid")

@@ -22,7 +22,7 @@ MAY_IMPORT = {
     "lab.images": {"lab.config", "lab.errors", "lab.qemu_plugin", "lab.system"},
     # the report reads stored results and judges them; it never runs, builds or measures anything
     "lab.report": {"lab.results", "lab.models", "lab.metrics", "lab.status", "lab.stats", "lab.index", "lab.quantities",
-                   "lab.compare", "lab.trends", "lab.config", "lab.disasm", "lab.flags"},
+                   "lab.compare", "lab.trends", "lab.config", "lab.disasm"},
 }
 #: the command line's entry points: only __main__ and the invoke tasks import the command line; only the command
 #: line imports the commands

@@ -183,7 +183,7 @@ def _section_flags(run_paths: list[Path]) -> dict:
     the candidates tied with it, the spread, what the race spent, and a chart of the candidates' intervals."""
     import json
 
-    from ..flags import STATUSES
+    from ..models import CANDIDATE_STATUSES as STATUSES
 
     out = []
     for p in run_paths:
