@@ -126,7 +126,10 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 def _section_precision(df: pd.DataFrame) -> dict:
     m = results.judged_precision(df)
     missed = m[~m.precision_met.astype(bool)]
-    return {"measured": int(len(m)), "missed": int(len(missed)),
+    java_rows = java.split(m)[1]  # C and Java apart: each language's share (Java's JIT makes its figures wider)
+    by = {lang: (1 - float((~d.precision_met.astype(bool)).mean()), int(len(d)))
+          for lang, d in (("C", java.split(m)[0]), ("Java", java_rows)) if len(d)}
+    return {"measured": int(len(m)), "missed": int(len(missed)), "by_language": by,
             "met_share": (1 - len(missed) / len(m)) if len(m) else None,
             "cells": sorted(missed.cell.unique().tolist()),
             "estimators": sorted(m.estimator.unique().tolist()),
@@ -242,7 +245,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
     headline = plat["platforms"][0]["fig"] if plat.get("platforms") else \
         (sections[0].get("bar_svg", "") if sections else "")
     planned = sum(len(m.cells_planned) for m in metas)
-    precision = _guard("precision", _section_precision, df)
+    precision = _guard("precision", _section_precision, all_df)  # every language's quantities
     gaps = [what for what, has in (
         ("Java", not java.split(all_cells)[1].empty),
         ("guest instruction counts", not df.empty and df.metric.astype(str).str.startswith("insn_").any()),
