@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from . import protocol
 from .backends import Backend, Completed, Icount
@@ -41,7 +39,7 @@ from .config import Target
 from .elf import MarkerError, marker_addresses
 from .icount import no_plugin
 from .models import (DUDECT_THRESHOLD, INPUTS, CtVerdict, Divergence, DudectOp, DudectVerdict,  # noqa: F401
-                     Model, OpVerdict)
+                     OpVerdict)
 
 DUDECT_MEASUREMENTS = 20000
 DUDECT_PERCENTILES = 100
@@ -212,8 +210,7 @@ def check(backend: Backend, target: Target, program: Path, *, timeout: float, wo
     reason = ""
     if leaks:
         first = leaks[0]
-        reason = f"{len(leaks)} of {len(ops)} ops leak; {first.op} {first.key_size}: " + \
-            (first.divergence.line() if first.divergence else "the regions differ")
+        reason = f"{len(leaks)} of {len(ops)} ops leak; {first.line()}"
     return CtVerdict(verdict="leak" if leaks else "clean", reason=reason, inputs=inputs, ops=tuple(ops), dudect=dud)
 
 

@@ -11,9 +11,11 @@ divergence now is: a table lookup moves between lines with the flags), and is cl
 * **flag**: the first single change of a flag space (flags/ct-blame.yaml, or ``--space``) that removes the
   leak: another optimisation level, or one switch added (if-conversion, vectorisation, scheduling...).
 * **pass**: clang: ``-mllvm -opt-bisect-limit=N`` bisected to the first N that leaks; pass N of the leaking
-  source file's list (``-opt-bisect-limit=-1`` prints it) is the one.  gcc: the passes ``-fdump-passes`` lists
-  as ON for the leaking source file, switched off (``-fdisable-tree-NAME``/``-fdisable-rtl-NAME``) in halves
-  while the rebuilt cell is clean, down to one pass.
+  source file's list (``-opt-bisect-limit=-1`` prints it) is the one.  gcc: of the passes ``-fdump-passes``
+  lists as ON for the leaking source file (tree passes, and the RTL passes that optimise), the one whose absence
+  alone (``-fdisable-tree-NAME``/``-fdisable-rtl-NAME``) makes the op clean: the likely ones (if-conversion,
+  phi and condition simplification, threading...) one at a time, then the rest in halves, at most
+  MAX_PASS_PROBES rebuilds.
 * every finding is **confirmed**: the build with that flag or pass off passes its known answers and is
   clean for the whole trace check (the line says so, or that the confirmation failed).
 * a leak that the flag space and no pass removes is "in the source", at the divergence's line.
@@ -30,20 +32,14 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
-
 from . import ctcheck
-from .models import CtVerdict
+from .models import CtVerdict, Model
 from .config import Lab, Toolchain
 from .errors import ConfigError, UserError
 
 DEFAULT_SPACE = Path("flags/ct-blame.yaml")
 BISECT_LINE = re.compile(r"BISECT: running pass \((\d+)\) (.+?) on (.+)$")
 PASS_SWITCHES = {"X86 cmov Conversion": ["-mllvm", "-x86-cmov-converter=false"]}  # a pass's own off switch
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Finding(Model):
@@ -288,12 +284,11 @@ def blame(lab: Lab, cell, backend, *, build_dir: Path, space: Space, say=lambda 
     t0 = time.monotonic()
     p = Prober(lab, cell, backend, build_dir, say)
     base = p.check(cell.toolchain)
-    if base.verdict.verdict != "leak":
-        raise UserError(f"{cell.id} does not leak ({base.verdict.verdict}{': ' + base.verdict.reason if base.verdict.reason else ''}): "
-                        "nothing to blame")
-    sig = signature(base.verdict)
-    op = base.verdict.leaking_ops[0]
-    leak = f"{op.op} {op.key_size}: " + (op.divergence.line() if op.divergence else "the regions differ")
+    v = base.verdict
+    if v.verdict != "leak":
+        raise UserError(f"{cell.id} does not leak ({v.verdict}{': ' + v.reason if v.reason else ''}): nothing to blame")
+    sig = signature(v)
+    leak = v.leaking_ops[0].line()
     findings: list[Finding] = []
     for step in (lambda: version_finding(p, sig, cell.target), lambda: flag_finding(p, sig, space)):
         f = step()

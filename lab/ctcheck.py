@@ -41,13 +41,11 @@ class CellCheck(Model):
         if v.verdict == "unavailable":
             return [f"{head}: {v.reason}"]
         out = [head]
-        for o in v.leaking_ops:
-            out.append(f"  {o.op} {o.key_size}: " + (o.divergence.line() if o.divergence else
-                                                     "regions differ (no trace)"))
-        return out
+        return out + [f"  {o.line('regions differ (no trace)')}" for o in v.leaking_ops]
 
 
-def _unavailable(cell, reason: str, gate_seconds: float = 0.0) -> CellCheck:
+def unavailable(cell, reason: str, gate_seconds: float = 0.0) -> CellCheck:
+    """A cell the check could not judge, with the reason."""
     return CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name, target=cell.target.name,
                      claim=cell.impl.constant_time, verdict=CtVerdict(verdict="unavailable", reason=reason),
                      gate_seconds=round(gate_seconds, 2))
@@ -71,7 +69,7 @@ def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: in
     for cell in cells:
         why = cell.unavailable or unavailable_reason(cell)
         if why:
-            out[cell.id] = _unavailable(cell, f"unavailable: {why}")
+            out[cell.id] = unavailable(cell, f"unavailable: {why}")
         else:
             live.append(cell)
     t0 = time.monotonic()
@@ -83,7 +81,7 @@ def check_cells(lab, cells: list, backend: Backend, *, build_dir: Path, jobs: in
         if isinstance(item, Final):
             what = {"unavailable": "unavailable", "build_failed": "build failed"}.get(
                 item.status, f"known-answer gate: {item.status}")
-            out[cell.id] = _unavailable(cell, f"{what}: {item.reason}", share)
+            out[cell.id] = unavailable(cell, f"{what}: {item.reason}", share)
         else:
             checked.append(item)
     if dudect_measurements and any("dudect" in p.built.results for p in checked):

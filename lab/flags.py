@@ -177,19 +177,12 @@ class Entry:
                 **({"ct": self.ct.verdict if self.ct else None} if ct else {})}
 
 
-def leak_line(v: CtVerdict) -> str:
-    """The first leaking op and its divergence, as lab ct prints it: "encrypt 128: secret-dependent branch at
-    FILE:LINE (...)"."""
-    op = v.leaking_ops[0]
-    return f"{op.op} {op.key_size}: " + (op.divergence.line() if op.divergence else "the regions differ")
-
-
 def judge_ct(e: Entry, v: CtVerdict) -> None:
     """A raced candidate's trace verdict: a leak makes it ``leaks`` (it races, it never wins); a check that
     cannot judge it makes it ``unavailable`` (a winner must be shown constant-time)."""
     e.ct = v
     if v.verdict == "leak":
-        e.status, e.reason = "leaks", leak_line(v)
+        e.status, e.reason = "leaks", v.leaking_ops[0].line()
     elif v.verdict == "unavailable":
         e.status, e.reason = "unavailable", f"constant-time check: {v.reason}"
 
@@ -707,4 +700,4 @@ def _store(lab: Lab, backend, results_dir: Path, run_id: str, space: Space, spac
 
 
 __all__ = ["Space", "Candidate", "load_space", "candidates", "binary_digest", "Race", "search", "prepare_cell",
-           "race_cell", "confirm_cell", "judge_ct", "leak_line", "ct_summary"]
+           "race_cell", "confirm_cell", "judge_ct", "ct_summary"]

@@ -51,6 +51,11 @@ class OpVerdict(Model):
     distinct: int = 1                   # distinct (control, memory) hash pairs among the inputs
     divergence: Divergence | None = None
 
+    def line(self, untraced: str = "the regions differ") -> str:
+        """The op and where it leaks, as every tool of the lab prints it: "encrypt 128: secret-dependent branch at
+        FILE:LINE (function, address)"; `untraced` where no divergence was traced."""
+        return f"{self.op} {self.key_size}: " + (self.divergence.line() if self.divergence else untraced)
+
 
 class DudectOp(Model):
     op: str

@@ -27,7 +27,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -287,6 +286,20 @@ COLUMNS = {
 }
 
 METRICS = {m.name: m.description for m in metrics.TABLE}  # every stored metric (lab/metrics.py)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Every record of a JSON-lines file (bench/results/*.jsonl), oldest first as appended; a line that is not
+    JSON is a UserError naming the file and line (no record is dropped in silence)."""
+    out = []
+    for n, line in enumerate(path.read_text().splitlines() if path.exists() else [], 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError as e:
+            raise UserError(f"{path}: line {n} is not JSON ({e}); remove or repair that line") from None
+    return out
 
 
 def judged_precision(df: pd.DataFrame) -> pd.DataFrame:

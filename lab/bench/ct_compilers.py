@@ -25,7 +25,6 @@ from pathlib import Path
 from .. import ct, ctblame, ctcheck
 from ..config import Lab, Toolchain
 from ..errors import UsageError
-from ..models import CtVerdict
 from ..plan import Cell
 from . import ct as ct_bench
 from . import header, store
@@ -75,11 +74,6 @@ def compiler_made(checks: list[ctcheck.CellCheck]) -> set[str]:
     return {c.cell for c in checks if c.verdict.verdict == "leak" and (c.impl, c.target) in clean}
 
 
-def _unavailable(cell: Cell, reason: str) -> ctcheck.CellCheck:
-    return ctcheck.CellCheck(cell=cell.id, impl=cell.impl.id, toolchain=cell.toolchain.name, target=cell.target.name,
-                             claim=cell.impl.constant_time, verdict=CtVerdict(verdict="unavailable", reason=reason))
-
-
 def _check(lab: Lab, cells: list[Cell], be, build_dir: Path, jobs: int, dudect: int, quick_gate: bool,
            say) -> list[ctcheck.CellCheck]:
     """check_cells over all cells; if it fails as a whole, one cell at a time, so one crash costs one cell."""
@@ -94,7 +88,7 @@ def _check(lab: Lab, cells: list[Cell], be, build_dir: Path, jobs: int, dudect: 
         try:
             out += run([cell], 1)
         except Exception as e:  # noqa: BLE001 - this cell is unavailable, the others go on
-            out.append(_unavailable(cell, f"internal error: {type(e).__name__}: {e}"))
+            out.append(ctcheck.unavailable(cell, f"internal error: {type(e).__name__}: {e}"))
     return out
 
 
@@ -128,7 +122,7 @@ def sweep_target(lab: Lab, tname: str, impls: list, versions, levels, *, build_d
             be.prepare([tg])
             checks = _check(lab, cells, be, build_dir, jobs, dudect, quick_gate, say)
         except Exception as e:  # noqa: BLE001 - the target is unavailable, the other targets go on
-            checks = [_unavailable(c, f"{tname} could not be prepared: {type(e).__name__}: {e}") for c in cells]
+            checks = [ctcheck.unavailable(c, f"{tname} could not be prepared: {type(e).__name__}: {e}") for c in cells]
         t1 = time.monotonic()
         made = compiler_made(checks)
         for cell in cells:
