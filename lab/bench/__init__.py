@@ -28,21 +28,10 @@ def results_file(root: Path, name: str) -> Path:
 
 
 def stored(path: Path) -> list[dict]:
-    """Every result of a JSON-lines file, oldest first as appended; a line that is not JSON is a UserError naming
-    the file and line (no result is dropped in silence)."""
-    import json
+    """Every result of a benchmark's JSON-lines file, oldest first (lab.results.read_jsonl)."""
+    from ..results import read_jsonl
 
-    from ..errors import UserError
-
-    out = []
-    for n, line in enumerate(path.read_text().splitlines() if path.exists() else [], 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except ValueError as e:
-            raise UserError(f"{path}: line {n} is not JSON ({e}); remove or repair that line") from None
-    return out
+    return read_jsonl(path)
 
 
 def store(root: Path, doc: dict, name: str, out: Path | None = None, say=print) -> Path:

@@ -6,8 +6,9 @@ a result the section says how to make one.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from ..results import read_jsonl
 
 FORMAT = "cipherlab-bench-ct-compilers"
 COMMAND = "./cipherlab bench.ct --compilers"
@@ -15,15 +16,7 @@ COMMAND = "./cipherlab bench.ct --compilers"
 
 def latest(path: Path) -> dict | None:
     """The newest bench.ct --compilers result of a JSON-lines file (by the date it records), or None."""
-    docs = []
-    for n, line in enumerate(path.read_text().splitlines() if path.is_file() else [], 1):
-        if line.strip():
-            try:
-                d = json.loads(line)
-            except ValueError as e:
-                raise ValueError(f"{path}: line {n} is not JSON ({e})") from None
-            if d.get("format") == FORMAT:
-                docs.append(d)
+    docs = [d for d in read_jsonl(path) if d.get("format") == FORMAT]
     return max(docs, key=lambda d: (d.get("date", ""), d.get("id", "")), default=None)
 
 
