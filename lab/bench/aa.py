@@ -110,39 +110,43 @@ def _verdicts(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([{"cell": r.item, "metric": r.metric, "verdict": r.verdict} for r in t.rows])
 
 
-def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: list[pd.DataFrame]) -> dict:
+def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: list[pd.DataFrame],
+          cpu: str = "") -> tuple[dict, calibration.Noise | None]:
     """Calibration (fit on the first half, judged on the second), coverage and compare's verdicts: on the A/A
     pairs, and on each pair with its second run's copy made slower in one cipher's encryption (`planted`, one per
-    pair)."""
+    pair).  Returns the figures and the noise fitted on all pairs (None without a pair)."""
     pairs = [calibration.paired(a, b) for a, b in zip(frames, frames[1:])]
     half = max(1, len(pairs) // 2)
     doc: dict = {"pairs": len(pairs), "quantities": int(sum(len(p) for p in pairs))}
     doc["as_stored"] = calibration.judge(pd.concat(pairs))
+    fit_all = calibration.fit(pairs, cpu) if pairs else None  # what the machine stores
     if len(pairs) >= 2:
-        fit = calibration.fit(pairs[:half], "")
+        fit = calibration.fit(pairs[:half], cpu)
         held = pd.concat(pairs[half:])
+        # held out: compare on the second half as the next runs would see them (intervals rebuilt with the noise
+        # fitted on the first half); calibrated: every pair with the noise fitted on all of them
         doc["held_out"] = {"fitted_on_pairs": half, "run_noise": fit.run_noise,
-                           **stats.coverage(held.log_ratio, np.sqrt(held.s_within ** 2 + 2 * fit.run_noise ** 2))}
-        # compare on the held-out pairs as the next runs would see them: intervals rebuilt with the fitted noise
-        noisy = [calibration.with_noise(f, fit.run_noise) for f in frames[half:]]
-        v = pd.concat([_verdicts(a, b) for a, b in zip(noisy, noisy[1:])])
-        doc["held_out"]["aa_no_change"] = float((v.verdict == "no change").mean())
-        if planted:
-            doc["held_out"]["planted"] = _planted(noisy, [calibration.with_noise(f, fit.run_noise)
-                                                          for f in planted[half:]], plant_cipher)
-    if len(pairs) >= 2:  # in-sample: every pair with the noise fitted on all of them (what its coverage is)
-        fit_all = calibration.fit(pairs, "")
-        noisy = [calibration.with_noise(f, fit_all.run_noise) for f in frames]
-        v = pd.concat([_verdicts(a, b) for a, b in zip(noisy, noisy[1:])])
-        doc["calibrated"] = {"run_noise": fit_all.run_noise, "aa_no_change": float((v.verdict == "no change").mean())}
-        if planted:
-            doc["calibrated"]["planted"] = _planted(noisy, [calibration.with_noise(f, fit_all.run_noise)
-                                                            for f in planted], plant_cipher)
+                           **stats.coverage(held.log_ratio, np.sqrt(held.s_within ** 2 + 2 * fit.run_noise ** 2)),
+                           **_with_noise(frames[half:], planted[half:], plant_cipher, fit.run_noise)}
+        doc["calibrated"] = {"run_noise": fit_all.run_noise,
+                             **_with_noise(frames, planted, plant_cipher, fit_all.run_noise)}
+    doc.update(_verdict_shares(frames, planted, plant_cipher))
+    return doc, fit_all
+
+
+def _verdict_shares(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str | None) -> dict:
+    """compare's share of "no change" over the A/A pairs, and its verdicts on the planted pairs."""
     v = pd.concat([_verdicts(a, b) for a, b in zip(frames, frames[1:])]) if len(frames) > 1 else pd.DataFrame()
-    doc["aa_no_change"] = float((v.verdict == "no change").mean()) if len(v) else None
+    out: dict = {"aa_no_change": float((v.verdict == "no change").mean()) if len(v) else None}
     if planted:
-        doc["planted"] = _planted(frames, planted, plant_cipher)
-    return doc
+        out["planted"] = _planted(frames, planted, cipher)
+    return out
+
+
+def _with_noise(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str | None, noise: float) -> dict:
+    """_verdict_shares with every run's intervals rebuilt with the run-to-run noise `noise`."""
+    return _verdict_shares([calibration.with_noise(f, noise) for f in frames],
+                           [calibration.with_noise(f, noise) for f in planted], cipher)
 
 
 def _planted(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str) -> dict:
@@ -167,14 +171,12 @@ def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str 
         if plant and len(dirs) >= 2:  # each pair's second run, made slower in one cipher's encryption
             planted = [results.load(planted_copy(d, plant, Path(tmp) / str(i)), Path(tmp) / str(i))
                        for i, d in enumerate(dirs[1:])]
+        figures, noise = judge(frames, plant, planted, system.machine().get("cpu_model", ""))
         doc = {**header("aa"), "runs": [f"{d.parent.name}/{d.name}" for d in dirs],  # machine/run id
                "condition": condition or ("quiet" if not busy else f"{busy} core{'s' if busy > 1 else ''} busy"),
-               "wall_seconds": round(time.monotonic() - t0, 1), "goals": GOALS,
-               **judge(frames, plant, planted)}
-    if store_noise and len(dirs) >= 2:
+               "wall_seconds": round(time.monotonic() - t0, 1), "goals": GOALS, **figures}
+    if store_noise and noise is not None:
         machine = dirs[0].parent.name
-        noise = calibration.fit([calibration.paired(a, b) for a, b in zip(frames, frames[1:])],
-                                system.machine().get("cpu_model", ""))
         doc["stored_noise"] = {"file": shown(calibration.store(dirs[0].parent.parent, machine, noise),
                                              results_dir.parent), "run_noise": noise.run_noise}
     say(format_doc(doc))
