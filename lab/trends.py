@@ -82,9 +82,8 @@ def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESH
             # the lab's one verdict (compare.judge): counts are costs and exact, a change beyond the threshold;
             # figures with run-to-run intervals on those intervals; older figures on their processes
             # two versions measured in one run share its machine speed: their within-run parts judge them
-            same_run = getattr(a, "run_id", None) is not None and getattr(a, "run_id", None) == getattr(b, "run_id", 0)
             s = judge(side(a._asdict()), side(b._asdict()), speed=higher_is_better(metric), threshold=threshold,
-                      same_run=same_run)
+                      same_run=a.run_id == b.run_id)
             change, low, high, verdict, exact = s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict, None
             if verdict == "no change":
                 continue
