@@ -113,3 +113,20 @@ def test_history_at_its_defaults(base, tmp_path, times, want):
     assert [s.verdict for s in found] == ([] if want == "no change" else [want])
     if found:
         assert found[0].first_run == df.sort_values("started").run_id.unique()[6]
+
+
+def test_history_takes_the_series_noise_not_the_fixed_band(tmp_path):
+    """Runs carrying 2 % run-to-run noise: their threshold is about 7 %, so a 4.5 % move between six and six runs
+    is no step (the fixed 3 % band would call it one); 12 % is a step."""
+    for f, want in ((1.045, []), (1.12, ["slower"])):
+        rd = tmp_path / f"r{f}"
+        for i in range(12):
+            rec = _cell(150.0 * (f if i >= 6 else 1.0))
+            rec["measurement"]["run_noise"] = 0.02
+            d = synth.write_run(rd, [rec])
+            meta = json.loads((d / "run.json").read_text())
+            meta["started"] = f"2026-11-{i + 1:02d}T00:00:00+00:00"
+            (d / "run.json").write_text(json.dumps(meta))
+        df = history.measured(history.load(rd))
+        assert history.series_threshold(df[df.metric == "encrypt_speed"]) > 0.06
+        assert [s.verdict for s in history.steps(df) if s.metric == "encrypt_speed"] == want
