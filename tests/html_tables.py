@@ -11,6 +11,7 @@ class Cell:
     text: str
     title: str = ""
     classes: str = ""
+    nist: str = ""  # NIST's statistic shown below the headline (<small class="nist">), A.1 tables
 
 
 @dataclass
@@ -48,6 +49,7 @@ class _Parser(HTMLParser):
         self._cell: Cell | None = None
         self._in_head = False
         self._depth = 0
+        self._in_nist = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -63,10 +65,15 @@ class _Parser(HTMLParser):
             self._cell = Cell("", a.get("title", ""), a.get("class", ""))
         elif tag == "br" and self._cell is not None:
             self._cell.text += " "
+        elif tag == "small" and self._cell is not None and "nist" in a.get("class", "").split():
+            self._in_nist = True
 
     def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+        if tag == "small" and self._in_nist:
+            self._in_nist = False
+        elif tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._cell.text = " ".join(self._cell.text.split())
+            self._cell.nist = self._cell.nist.strip()
             self._row.append(self._cell)
             self._cell = None
         elif tag == "tr" and self._row is not None and self._table is not None:
@@ -82,7 +89,9 @@ class _Parser(HTMLParser):
             self._table = None
 
     def handle_data(self, data):
-        if self._cell is not None:
+        if self._cell is not None and self._in_nist:
+            self._cell.nist += data
+        elif self._cell is not None:
             self._cell.text += data
 
 

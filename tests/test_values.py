@@ -409,7 +409,7 @@ def test_a_shown_number_and_its_hover_text_exactly():
                 median=1290.0, std=12.5, n=40, n_total=42, precision_met=True)
     got = tables.number(pd.Series(base), "Encrypt")
     assert got == {"text": "1,234.6", "value": 1234.567, "below": False, "missed": False, "ci_low": 1200.0,
-                   "ci_high": 1250.5, "nist": 1300.25,
+                   "ci_high": 1250.5, "nist": 1300.25, "nist_text": "1,300.2",
                    "title": "Encrypt: 1,234.57 tsc ticks, 95 % CI [1,200.00, 1,250.50] (best case over 7 processes; "
                             "±2.0 % reached, target ±2.0 %) | NIST value (mean within 3 sd of the median) 1,300.25; "
                             "median 1,290.00; sd 12.50; 40/42 samples"}
@@ -614,7 +614,7 @@ def test_encryption_speeds_times_and_instruction_table_from_the_data(synthetic, 
 
     df = synthetic["df"]
     sp = tables.encryption_speeds(df, "gcc-O3", "host")
-    assert list(sp.columns) == ["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"]
+    assert list(sp.columns) == ["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met", "value"]
     assert list(sp.cipher) == sorted(SPEEDS, key=lambda c: SPEEDS[c][0]) and list(sp.index) == list(range(5))
     assert list(sp.estimate) == pytest.approx([128 / SPEEDS[c][0] * 1e6 for c in sp.cipher], rel=1e-3)
     assert (sp.key_size == 128).all() and (sp.ci_low <= sp.estimate).all() and (sp.estimate <= sp.ci_high).all()

@@ -84,7 +84,7 @@ def run(tmp_path_factory) -> dict:
              "icc-like": synth.toolchain_facts("gcc")}
     d = synth.write_run(tmp / "results", cells, toolchains=facts)
     meta, _ = results.read_run(d)
-    return {"df": results.load(d, tmp / "results"), "meta": meta}
+    return {"df": results.load(d, tmp / "results"), "meta": meta, "dir": d, "results": tmp / "results"}
 
 
 def _row(df, cipher, metric, impl="ref", tc="gcc-O3"):
@@ -269,3 +269,31 @@ def test_simd_rows_against_portable_code_the_libraries_at_1024_blocks_and_gladma
 
     html = build_report(Lab(), [d], results_dir=tmp_path / "results", reports_dir=tmp_path / "rep").read_text()
     assert not errors_in(html) and "Gladman 1999 vs today" in html and "avx2 (gcc-O3): 6.7×" in html
+
+
+def test_nist_statistic_beside_the_headline_in_a1_and_its_order_sentence(run, tmp_path):
+    """NIST's statistic is shown under each A.1 figure (its own value, not the headline's) and the platform
+    section says how it orders the first four when it disagrees with the headline: here twofish has the
+    second best case but falls behind serpent under NIST's mean."""
+    df = run["df"]
+    speeds = tables.encryption_speeds(df, "gcc-O3", "host")
+    order = tables.nist_order(speeds)
+    by_value = list(speeds.sort_values("value", ascending=False).row[:4])
+    by_best = list(speeds.sort_values("estimate", ascending=False).row[:4])
+    assert by_value != by_best  # the fixture separates the two orders
+    assert (order["best_top"], order["nist_top"], order["disagree"]) == (by_best, by_value, True)
+    assert tables.nist_order(speeds.assign(value=speeds.estimate))["disagree"] is False
+    tw = _row(df, "twofish", "encrypt_speed")
+    cell = tables.number(tw, "Enc128")
+    assert cell["nist_text"] == tables.fmt(tw.value) != cell["text"]
+    from lab.config import Lab
+    from lab.report import build_report
+
+    from .html_tables import find
+
+    html = build_report(Lab(), [run["dir"]], results_dir=run["results"], reports_dir=tmp_path).read_text()
+    a1 = find(html, "a1", "gcc-O3--host")[0]
+    shown = a1.cell("TWOFISH", "Enc128")
+    assert shown.text == cell["text"] and shown.nist == cell["nist_text"]
+    sentence = f"the headline ranks {' > '.join(by_best)}, NIST's statistic {' > '.join(by_value)}"
+    assert sentence in __import__("html").unescape(html)

@@ -34,9 +34,10 @@ def _svg(fig) -> str:
 
 def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str,
          interval: tuple[list[float], list[float]] | None = None, highlight_best: str = "max",
-         note: str | None = None) -> str:
+         note: str | None = None, marks: tuple[str, list[float]] | None = None) -> str:
     """Horizontal bar chart, one bar per label, in the given order (top first); `interval` (lows, highs)
-    draws each value's confidence interval as an error bar."""
+    draws each value's confidence interval as an error bar; `marks` (name, values) a second statistic of each
+    bar as a labelled marker (NIST's mean within 3 sd beside the headline)."""
     if not labels:
         return ""
     h = 0.34 * len(labels) + 1.2
@@ -51,6 +52,10 @@ def hbar(labels: list[str], values: list[float], *, title: str, xlabel: str,
         err = np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
         xerr = np.where(np.isfinite(err), err, 0.0)  # no interval (one process): no bar
     ax.barh(y, values, xerr=xerr, color=colors, error_kw={"elinewidth": 0.8, "ecolor": "#333", "capsize": 2})
+    if marks is not None:
+        ax.plot(np.asarray(marks[1], dtype=float), y, linestyle="none", marker="D", markersize=4,
+                color="#c0392b", label=marks[0])
+        ax.legend(loc="lower right", fontsize=SMALL, frameon=False)
     ax.set_yticks(y, labels)
     ax.set_xlabel(xlabel)
     ax.set_title(title, loc="left", fontsize=12)

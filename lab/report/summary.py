@@ -38,7 +38,7 @@ def _speeds(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ranking(g: pd.DataFrame, col: str) -> list:
-    return list(g.sort_values(col, ascending=False).itertuples())
+    return list(g.sort_values(col, ascending=False, kind="stable").itertuples())
 
 
 def results_box(df: pd.DataFrame, precision: dict, not_measured: list[str]) -> dict:
@@ -51,7 +51,6 @@ def results_box(df: pd.DataFrame, precision: dict, not_measured: list[str]) -> d
     best_tc = geo.idxmax()
     g = on[on.toolchain == best_tc]
     best = _ranking(g, "estimate")
-    nist = _ranking(g, "value")
     out = {"present": True, "target": target, "toolchain": best_tc, "n_toolchains": len(geo),
            "toolchain_margin": float(geo.max() / geo.min()) if len(geo) > 1 else None,
            "worst_toolchain": geo.idxmin(), "precision": precision, "not_measured": not_measured}
@@ -70,8 +69,5 @@ def results_box(df: pd.DataFrame, precision: dict, not_measured: list[str]) -> d
         out["margin_ci"] = (a.ci_low / b.ci_high, a.ci_high / b.ci_low)
         out["margin_text"] = f"{100 * (out['margin'] - 1):.0f} %"
         out["margin_ci_text"] = f"[{100 * (out['margin_ci'][0] - 1):.0f} %, {100 * (out['margin_ci'][1] - 1):.0f} %]"
-    out["nist_first"] = nist[0].row
-    out["disagree"] = [r.row for r in best[:4]] != [r.row for r in nist[:4]]
-    out["nist_top"] = [r.row for r in nist[:4]]
-    out["best_top"] = [r.row for r in best[:4]]
+    out.update(tables.nist_order(g))
     return out

@@ -103,9 +103,14 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
     if missed:
         title += " | † precision target not reached"
     # a figure with a run-to-run interval is written to the digits that interval supports (older runs as stored)
-    shown = supported(est, (r.ci_high - r.ci_low) / 2) if r.estimator == "trimmed" else fmt(est, digits)
-    return {"text": shown + (" †" if missed else ""), "value": est, "below": False, "missed": missed,
-            "title": title, "ci_low": r.ci_low, "ci_high": r.ci_high, "nist": r.value}
+    half = (r.ci_high - r.ci_low) / 2
+    shown = supported(est, half) if r.estimator == "trimmed" else fmt(est, digits)
+    out = {"text": shown + (" †" if missed else ""), "value": est, "below": False, "missed": missed,
+           "title": title, "ci_low": r.ci_low, "ci_high": r.ci_high, "nist": r.value}
+    if r.estimator in stats.TIMED_ESTIMATORS and isinstance(r.value, float) and math.isfinite(r.value):
+        # NIST's statistic beside the headline, to the digits the headline's interval supports
+        out["nist_text"] = supported(r.value, half) if r.estimator == "trimmed" else fmt(r.value, digits)
+    return out
 
 
 def _status_rows(cells: pd.DataFrame, toolchain: str, target: str) -> pd.DataFrame:
@@ -234,9 +239,20 @@ def encryption_speeds(df: pd.DataFrame, toolchain: str, target: str, key_size: i
     sel = df[(df.toolchain == toolchain) & (df.target == target) & (df.metric == "encrypt_speed")
              & (df.impl_class == RANKED) & (df.status == Status.OK)].copy()
     if sel.empty:
-        return pd.DataFrame(columns=["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"])
-    out = at_key_size(sel, key_size)[["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met"]]
+        return pd.DataFrame(columns=["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met",
+                                     "value"])
+    out = at_key_size(sel, key_size)[["row", "estimate", "ci_low", "ci_high", "key_size", "cipher", "precision_met",
+                                      "value"]]
     return out.sort_values("estimate", ascending=False).reset_index(drop=True)
+
+
+def nist_order(speeds: pd.DataFrame, top: int = 4) -> dict:
+    """The first `top` rows by the headline and by NIST's statistic (mean within 3 sd of the median, the
+    ``value`` column), and whether they disagree: the sentence a table or chart carries when they do."""
+    best = list(speeds.sort_values("estimate", ascending=False, kind="stable").row[:top])
+    nist = list(speeds.dropna(subset=["value"]).sort_values("value", ascending=False, kind="stable").row[:top])
+    return {"best_top": best, "nist_top": nist, "disagree": bool(nist) and best != nist,
+            "nist_first": nist[0] if nist else None}
 
 
 def key_and_encryption_times(sel: pd.DataFrame, index: list[str]) -> pd.DataFrame:
