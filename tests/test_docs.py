@@ -90,3 +90,23 @@ def test_the_readme_layout_lists_everything_at_the_root():
     listed = {ln.split()[0].split("/")[0] for ln in layout.splitlines() if ln.strip() and not ln.startswith(" ")}
     assert top and top <= listed, f"at the root but not in the README's layout: {sorted(top - listed)}"
     assert listed <= top, f"in the README's layout but not at the root: {sorted(listed - top)}"
+
+
+def test_aa_results_one_row_per_condition_and_a_rejudgement_replaces_the_first(tmp_path):
+    (tmp_path / "docs").mkdir()
+    quiet = lambda s: None  # noqa: E731
+
+    def aa(date, runs, condition, beyond, power):
+        return {"format": "cipherlab-bench-aa", "date": date, "machine": {"cpu_model": "CPU A", "cores": 2},
+                "runs": runs, "pairs": len(runs) // 2, "quantities": 100, "condition": condition,
+                "held_out": {"beyond": beyond, "sd_z": 1.0, "run_noise": 0.005},
+                "calibrated": {"aa_no_change": 0.98, "planted": {"factor": 1.03, "power": power,
+                                                                 "others_changed": 0.01}}}
+    store(tmp_path, aa("2030-01-01T00:00:00+00:00", ["a", "b"], None, 0.2, 0.1), "aa", say=quiet)
+    store(tmp_path, aa("2030-01-02T00:00:00+00:00", ["a", "b"], "loaded: others", 0.08, 0.15), "aa", say=quiet)
+    store(tmp_path, aa("2030-01-03T00:00:00+00:00", ["c", "d"], "quiet", 0.05, 0.8), "aa", say=quiet)
+    benchmarks.write(tmp_path, say=quiet)
+    rows = [ln for ln in (tmp_path / benchmarks.PAGE).read_text().splitlines() if ln.startswith("| `bench.aa`")]
+    assert [r.split(" | ")[1] for r in rows] == ["CPU A, 2 cores (loaded)", "CPU A, 2 cores (quiet)"]
+    assert "held out: 8.00 % beyond" in rows[0] and "power on a planted 3.00 % 15.00 %" in rows[0]
+    assert "held out: 5.00 % beyond" in rows[1] and "A/A no change 98.00 %" in rows[1]

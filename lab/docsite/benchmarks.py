@@ -92,13 +92,40 @@ def compilers(d: dict) -> str:
     return "; ".join(parts)
 
 
+def aa(d: dict) -> str:
+    """Held-out coverage (the noise fitted on the first half of the pairs, the second half judged), then compare's
+    verdicts calibrated on all pairs."""
+    h, c = d.get("held_out") or {}, d.get("calibrated") or {}
+    cp = c.get("planted") or {}
+    out = f"{d.get('pairs')} A/A pairs, {d.get('quantities')} differences"
+    if h:
+        out += (f"; held out: {_pct(h.get('beyond'))} beyond the 95 % intervals, sd of z {h.get('sd_z', 0):.2f} "
+                f"(run-to-run noise {_pct(h.get('run_noise'))})")
+    if c:
+        out += (f"; compare calibrated: A/A no change {_pct(c.get('aa_no_change'))}, others changed "
+                f"{_pct(cp.get('others_changed'))}, power on a planted {_pct((cp.get('factor') or 1) - 1)} "
+                f"{_pct(cp.get('power'))}")
+    return out
+
+
+def mainjob(d: dict) -> str:
+    parts = []
+    for kind in ("cold", "warm"):
+        r = d.get(kind) or {}
+        if r:
+            p = r.get("precision") or {}
+            parts.append(f"{kind} {r.get('run_seconds', 0):.0f} s + report {r.get('report_seconds', 0):.0f} s, "
+                         f"{r.get('cells')} cells, precision met {_pct(p.get('share_met'))}")
+    return "; ".join(parts) or "–"
+
+
 #: benchmark (its file's name) -> what the invoke task is and the one line of figures of a result
 FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
     "repeatability": ("bench.repeatability", repeatability), "peers": ("bench.peers", peers),
     "ct": ("bench.ct", ct), "faults": ("bench.faults", faults), "history": ("bench.history", history),
     "java": ("bench.java", java), "mutation": ("bench.mutation", mutation),
     "semantic-mutation": ("bench.mutation --semantic", semantic_mutation), "scale": ("bench.scale", scale),
-    "compilers": ("bench.compilers", compilers),
+    "compilers": ("bench.compilers", compilers), "mainjob": ("bench.mainjob", mainjob), "aa": ("bench.aa", aa),
 }
 
 
@@ -107,11 +134,21 @@ def machine_kind(d: dict) -> str:
     return f"{m.get('cpu_model', '?')}, {m.get('cores', '?')} cores"
 
 
+def _condition(d: dict) -> str:
+    """The condition a result was measured in, as its first words (bench.aa --condition): quiet, one core busy."""
+    c = str(d.get("condition") or "").split("(")[0].split(":")[0].strip()
+    return f" ({c})" if c else ""
+
+
 def latest(results: list[dict]) -> dict[str, dict]:
-    """The newest result per kind of machine (by the date it records)."""
+    """The newest result per kind of machine and condition (by the date it records); a result judged again from
+    the same stored runs (bench.aa --runs) replaces the first judgement of them."""
+    ordered = sorted(results, key=lambda d: (d.get("date", ""), d.get("id", "")))
+    newest = {tuple(d["runs"]): d for d in ordered if isinstance(d.get("runs"), list)}
     out: dict[str, dict] = {}
-    for d in sorted(results, key=lambda d: (d.get("date", ""), d.get("id", ""))):
-        out[machine_kind(d)] = d
+    for d in ordered:
+        if not isinstance(d.get("runs"), list) or newest[tuple(d["runs"])] is d:
+            out[machine_kind(d) + _condition(d)] = d
     return out
 
 
