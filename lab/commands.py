@@ -306,10 +306,11 @@ def images_host_plugin(engine=None) -> int:
     return 0
 
 
-def bench_mainjob(ciphers=None, toolchains=None, profile=None, out=None) -> int:
+def bench_mainjob(ciphers=None, toolchains=None, profile=None, condition=None, out=None) -> int:
     from .bench import mainjob
 
-    mainjob.bench(_lab(), Path(out) if out else None, ciphers=ciphers, toolchains=toolchains, profile=profile)
+    mainjob.bench(_lab(), Path(out) if out else None, condition=condition, ciphers=ciphers, toolchains=toolchains,
+                  profile=profile)
     return 0
 
 

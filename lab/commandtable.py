@@ -177,6 +177,8 @@ COMMANDS: tuple[Command, ...] = (
             "job time, reuse, the report's size and render time, the share of quantities that met their precision",
             "bench_mainjob", (
                 *MATRIX_PART,
+                Opt("condition", "what the result is labelled: the machine's load while it ran (default: none "
+                    "given)"),
                 out("mainjob"),
                 DEBUG), invoke="bench.mainjob"),
     Command("bench-aa", "A/A pairs of quick runs: do the 95 % intervals cover the next run; calibrate the "

@@ -66,8 +66,10 @@ def one(lab: Lab, build_dir: Path, results_dir: Path, reports_dir: Path, say, **
     return doc
 
 
-def bench(lab: Lab, out: Path | None = None, say=print, **request) -> dict:
+def bench(lab: Lab, out: Path | None = None, say=print, condition: str | None = None, **request) -> dict:
     doc = {**header("mainjob"), "request": {k: v for k, v in request.items() if v is not None}}
+    if condition:
+        doc["condition"] = condition
     with tempfile.TemporaryDirectory(prefix="cipherlab-mainjob-") as tmp:
         base = Path(tmp)
         for phase in ("cold", "warm"):
