@@ -95,6 +95,7 @@ class Prober:
     def __init__(self, lab: Lab, cell, backend, build_dir: Path, say=lambda s: None):
         self.lab, self.cell, self.backend, self.build_dir, self.say = lab, cell, backend, build_dir, say
         self.builds = 0
+        self._checked: dict[tuple, ctcheck.CellCheck] = {}  # (compiler, flags) -> its check: each variant once
 
     def variant(self, cc: str | None = None, flags: list[str] | None = None, tag: str = "") -> Toolchain:
         tc = self.cell.toolchain
@@ -103,10 +104,13 @@ class Prober:
         return dataclasses.replace(tc, name=f"{tc.name}~{tag or 'blame'}-{digest}", cc=cc, flags=flags)
 
     def check(self, tc: Toolchain) -> ctcheck.CellCheck:
-        self.builds += 1
-        cell = dataclasses.replace(self.cell, toolchain=tc)
-        return ctcheck.check_cells(self.lab, [cell], self.backend, build_dir=self.build_dir, jobs=1,
-                              dudect_measurements=0, quick_gate=True)[0]
+        key = (tc.cc, tuple(tc.flags))
+        if key not in self._checked:
+            self.builds += 1
+            cell = dataclasses.replace(self.cell, toolchain=tc)
+            self._checked[key] = ctcheck.check_cells(self.lab, [cell], self.backend, build_dir=self.build_dir,
+                                                     jobs=1, dudect_measurements=0, quick_gate=True)[0]
+        return self._checked[key]
 
 
 def signature(v: CtVerdict) -> tuple[str, int, str, str]:
@@ -295,16 +299,31 @@ def blame(lab: Lab, cell, backend, *, build_dir: Path, space: Space, say=lambda 
         if f:
             findings.append(f)
             say(f"  {f.kind}: {f.text}")
-    src = _source_file(lab, sig)
-    if src is not None and cell.toolchain.family in ("clang", "gcc"):
-        f = (clang_pass if cell.toolchain.family == "clang" else gcc_pass)(p, sig, src)
-        if f:
-            findings.append(f)
-    if not any(f.kind in ("flag", "pass") for f in findings):
-        findings.append(Finding(kind="source", text=f"in the source: no flag of the space and no pass removes it; "
-                                                     f"{sig[2] or 'leak'} at {sig[3] or '?'}"))
+    findings += _pass_or_source(p, sig, findings)
     return Blame(cell=cell.id, leak=leak, findings=tuple(findings), builds=p.builds,
                  seconds=round(time.monotonic() - t0, 1))
+
+
+def _pass_or_source(p: Prober, sig, found: list[Finding]) -> list[Finding]:
+    """The pass that introduces the leak, or "in the source".  A leak that no flag of the space removes and that the
+    unoptimised build (-O0) has too was written in the source: no pass introduced it, so the pass search (up to
+    MAX_PASS_PROBES rebuilds) is not run.  Where a flag removes the leak, -O0 leaking proves nothing (an
+    unoptimised build branches on a ternary that -O2 turns into a select): the pass search runs."""
+    tc = p.cell.toolchain
+    flag_found = any(f.kind == "flag" for f in found)
+    # the flag search has checked -O0 already when nothing removed the leak (the space's last level): no rebuild
+    in_source = not flag_found and same_leak(p.check(p.variant(flags=with_level(tc.flags, "-O0"), tag="flag")),
+                                             sig) is True
+    src = _source_file(p.lab, sig)
+    if src is not None and tc.family in ("clang", "gcc") and not in_source:
+        f = (clang_pass if tc.family == "clang" else gcc_pass)(p, sig, src)
+        if f:
+            return [f]
+    if flag_found:
+        return []
+    why = "it leaks unoptimised (-O0) too and no flag of the space removes it" if in_source else \
+        "no flag of the space and no pass removes it"
+    return [Finding(kind="source", text=f"in the source: {why}; {sig[2] or 'leak'} at {sig[3] or '?'}")]
 
 
 __all__ = ["Blame", "Finding", "Space", "blame", "load_space", "same_leak", "signature", "versions_of", "with_level",
