@@ -32,11 +32,12 @@ import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import protocol
-from .backends.base import Completed
+from .backends.base import LAUNCH_SUFFIX, Completed
 from .config import ROOT, Lab, read_yaml
 from .errors import ConfigError, UserError
 from .kat import Verdict, read_kat, verdict
@@ -446,16 +447,39 @@ def jvm_state(java: str, flags: tuple[str, ...], run=None) -> dict:
     return {"java": java, "java_version": build_line, "flags": list(flags), "jit": jit, "jit_flags": jit_flags}
 
 
-def _launcher(path: Path, java: str, flags: tuple[str, ...], classpath: str, main: str) -> Path:
-    """A shell script that starts `main` in a JVM: the program a backend runs for a Java cell (rewritten only
-    when it changes, so that its bytes, which key the verdict cache, change with the build or the flags)."""
-    text = "#!/bin/sh\n# written by lab/java.py\nexec " + " ".join(
-        shlex.quote(x) for x in (java, *flags, "-cp", classpath, main)) + ' "$@"\n'
+def _write_once(path: Path, text: str, mode: int) -> None:
+    """Writes `text` to `path` unless it holds it already (atomically: cells are prepared in parallel)."""
     if not path.is_file() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
         tmp.write_text(text)
-        tmp.chmod(0o755)
+        tmp.chmod(mode)
+        tmp.rename(path)
+
+
+def _launcher(path: Path, java: str, flags: tuple[str, ...], classpath: str, main: str,
+              jars: tuple[Path, ...] = ()) -> Path:
+    """A shell script that starts `main` in a JVM: the program a backend runs for a Java cell (rewritten only
+    when it changes, so that its bytes, which key the verdict cache, change with the build or the flags).  Beside
+    it, its launch spec (lab/backends/base.py launch_spec): the same JVM command with the classpath as files, so
+    that a backend on another machine (SSH) ships the jars and starts the JVM there."""
+    _write_once(path, "#!/bin/sh\n# written by lab/java.py\nexec " + " ".join(
+        shlex.quote(x) for x in (java, *flags, "-cp", classpath, main)) + ' "$@"\n', 0o755)
+    spec = {"java": java, "flags": list(flags), "classpath": [str(j) for j in jars], "main": main}
+    _write_once(path.with_name(path.name + LAUNCH_SUFFIX), json.dumps(spec, indent=1) + "\n", 0o644)
+    return path
+
+
+def classes_jar(b: JavaBuild) -> Path:
+    """The build's classes as one jar (stored entries in name order with a fixed date: the same bytes for the
+    same classes), made once beside them: what an SSH host receives instead of a folder."""
+    path = b.classes.parent / "classes.jar"
+    if not path.is_file():
+        tmp = path.with_name(f".classes.jar.{os.getpid()}.{threading.get_ident()}")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
+            for f in sorted(p for p in b.classes.rglob("*") if p.is_file()):
+                z.writestr(zipfile.ZipInfo(f.relative_to(b.classes).as_posix(), (1980, 1, 1, 0, 0, 0)),
+                           f.read_bytes())
         tmp.rename(path)
     return path
 
@@ -507,12 +531,13 @@ class JavaBuilder:
         if b is None or why:
             raise JavaBuildFailed(why or "javac failed")
         cp = shared_classpath(b)
+        shipped = (classes_jar(b), *(Path(j) for j in cp.split(os.pathsep)[1:]))  # what an SSH host receives
         tag = hashlib.sha256(json.dumps([java, list(flags)]).encode()).hexdigest()[:12]
         out = {}
         for program, main in MAINS.items():
             fl = () if program == "kat" else flags
             folder = b.classes.parent / "bin" / (tag if fl else hashlib.sha256(java.encode()).hexdigest()[:12])
-            plan = BuildPlan(program, _launcher(folder / program, java, fl, cp, main), (), "javac",
+            plan = BuildPlan(program, _launcher(folder / program, java, fl, cp, main, shipped), (), "javac",
                              ("--release", "17"), (), ())
             out[program] = BuildResult(plan, ok=True, cached=b.cached, compiler_version=b.javac_version)
         out["cycles"] = out["timing"]  # one JVM prints both (cipherlab.Measure): one process, one JIT

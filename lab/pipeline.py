@@ -188,8 +188,9 @@ class CellPipeline:
         key = (cell.toolchain.name, cell.target.name)
         with self._jvm_lock:
             if key not in self._jvms:
-                self._jvms[key] = java.jvm_state(cell.toolchain.cc, cell.toolchain.flags, lambda argv: self.backend.exec(
-                    argv, target=cell.target, timeout=120))
+                self._jvms[key] = java.jvm_state(cell.toolchain.cc, cell.toolchain.flags,
+                                                 lambda argv: self.backend.run_command(argv, target=cell.target,
+                                                                                       timeout=120))
             return self._jvms[key]
 
     # ------------------------------------------------------------- gate

@@ -94,10 +94,8 @@ def unavailable_reason(cell: Cell) -> str | None:
 
 def _jvm_unavailable(cell: Cell) -> str | None:
     """Why a Java cell cannot exist: a JVM runs where its profile says (the host, or a target's image), on a
-    native target, on this machine (the classes are not shipped to SSH hosts)."""
+    native target (on an SSH host: its own JVM, the classes and jars shipped to it)."""
     tc, tg = cell.toolchain, cell.target
-    if cell.machine:
-        return f"Java cells run on the lab's machine only, not on SSH host {cell.machine}"
     if tc.targets is not None and tg.name not in tc.targets:
         where = tc.targets[0]
         return (f"JVM profile {tc.name} ({tc.package}) runs on target {where} only"

@@ -22,6 +22,16 @@ from ..config import Target
 from ..errors import Interrupted
 
 RUNNER_SCRIPT = Path("dockerfiles/scripts/cipherlab-run")
+# A program that is a launcher (a Java cell's: a JVM command over the build folder's classes) has its launch spec
+# beside it, <program>.launch.json: {"java", "flags", "classpath" (files), "main"}; a backend on another machine
+# ships the classpath's files and starts the same command there (lab/backends/ssh.py).
+LAUNCH_SUFFIX = ".launch.json"
+
+
+def launch_spec(program: Path | str) -> dict | None:
+    """The launch spec of a launcher program, None for a built binary."""
+    path = Path(str(program) + LAUNCH_SUFFIX)
+    return json.loads(path.read_text()) if path.is_file() else None
 TIMED_OUT = 124  # coreutils timeout's status when it had to stop the command
 
 
@@ -205,6 +215,11 @@ class Backend(ABC):
         self.close()
 
     # -------------------------------------------------------------- shared
+    def run_command(self, argv: list[str], *, target: Target, timeout: float) -> Completed:
+        """Run a command where the programs run (a JVM's facts, say): here, where they are also built; a remote
+        host overrides it."""
+        return self.exec(argv, target=target, timeout=timeout)
+
     def run_program(self, program: Path | str, args: list[str], *, target: Target, timeout: float,
                     env: dict | None = None, cpu: int | None = None, icount: Icount | None = None) -> Completed:
         """Run a built program through cipherlab-run (natively or under the target's emulator)."""

@@ -40,7 +40,7 @@ from typing import Iterator
 
 from ..config import ROOT, HostFile, Target
 from ..errors import RunError
-from .base import RUNNER_SCRIPT, Backend, Completed
+from .base import RUNNER_SCRIPT, Backend, Completed, launch_spec
 
 CONNECT_TIMEOUT = 15  # seconds for the TCP connection, the SSH banner and the authentication
 KEEPALIVE_SECONDS = 5  # an SSH keepalive goes out after this long without sending anything
@@ -115,6 +115,7 @@ class SshBackend(Backend):
         self._answers: _Answers | None = None
         self._down: str | None = None  # why the host stopped answering
         self._remote: dict[Path, str] = {}  # local file -> remote path
+        self._launchers: dict[str, str] = {}  # a launcher's text on the host -> its remote path
         self._facts: dict | None = None
         self.workdir = host.workdir or ".cipherlab"
 
@@ -252,19 +253,34 @@ class SshBackend(Backend):
         """Stores a local file on the host once, under its content hash; a file already there is checked
         against that hash, not only for being there."""
         local = Path(local).resolve()
-        if local in self._remote:
-            return self._remote[local]
-        data = local.read_bytes()
+        if local not in self._remote:
+            self._remote[local] = self._store(local.name, local.read_bytes(), mode)
+        return self._remote[local]
+
+    def _store(self, name: str, data: bytes, mode: int) -> str:
+        """Stores bytes on the host under their content hash, unless a whole copy is there already."""
         sha256 = hashlib.sha256(data).hexdigest()
-        remote = f"{self.workdir}/files/{sha256[:16]}/{local.name}"
+        remote = f"{self.workdir}/files/{sha256[:16]}/{name}"
         _, out, _, _ = self._sh(f"{self._holds(shlex.quote(remote), sha256)} && echo have", 0)
         if out.strip() != "have":
             status, _, err, _ = self._sh(self._store_command(remote, mode, len(data), sha256), 0, stdin=data)
             if status != 0:
-                raise HostUnreachable(f"could not store {local.name} under {remote} on the host "
+                raise HostUnreachable(f"could not store {name} under {remote} on the host "
                                       f"(status {status}{': ' + err.strip()[:200] if err.strip() else ''})")
-        self._remote[local] = remote
         return remote
+
+    def _ship(self, program: Path) -> str:
+        """The program on the host: a built binary as it is; a launcher (a Java cell's JVM command, see
+        base.launch_spec) as its classpath's files and a launcher of the same command over their copies."""
+        spec = launch_spec(program)
+        if spec is None:
+            return self._upload(program, 0o755)
+        cp = ":".join(self._upload(Path(f)) for f in spec["classpath"])
+        text = "#!/bin/sh\nexec " + " ".join(shlex.quote(x) for x in (
+            spec["java"], *spec["flags"], "-cp", cp, spec["main"])) + ' "$@"\n'
+        if text not in self._launchers:
+            self._launchers[text] = self._store(program.name, text.encode(), 0o755)
+        return self._launchers[text]
 
     # -------------------------------------------------------------- protocol
     def prepare(self, targets: list[Target], inputs=()) -> None:
@@ -294,7 +310,7 @@ class SshBackend(Backend):
             return self.build.run_program(program, args, target=target, timeout=timeout, env=env, icount=icount)
         wall = time.time()
         try:
-            remote = self._upload(Path(program), 0o755)
+            remote = self._ship(Path(program))
             remote_args = [self._upload(Path(a)) if Path(a).is_absolute() and Path(a).is_file() else a for a in args]
             from .base import runner_args, runner_env
 
@@ -308,6 +324,16 @@ class SshBackend(Backend):
         if status == 124:
             return Completed([str(program), *args], None, out, err, seconds, timed_out=True, started=wall)
         return Completed([str(program), *args], status, out, err, seconds, started=wall)
+
+    def run_command(self, argv: list[str], *, target: Target, timeout: float) -> Completed:
+        wall = time.time()
+        try:
+            status, out, err, seconds = self._sh(
+                f"cd && timeout -k 5 {timeout:g} {' '.join(shlex.quote(x) for x in argv)}", timeout + 5)
+        except HostUnreachable as e:
+            self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
+            return Completed(list(argv), None, "", self._down, 0.0, started=wall, unreachable=True)
+        return Completed(list(argv), status, out, err, seconds, started=wall, timed_out=status == 124)
 
     def machine_facts(self) -> dict:
         if self._facts is None:
