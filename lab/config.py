@@ -398,7 +398,7 @@ class Lab:
                 cipher.impls[iname] = Impl(
                     cipher=cname, name=iname, display=cipher.display, label=f"{cipher.display} [{iname}]",
                     round1=cipher.round1, block_bits=cipher.block_bits, key_bits=cipher.key_bits,
-                    impl_class="peer", summary=pi.summary, constant_time=None, word_bits=32, arch=tuple(pi.arch),
+                    impl_class="peer", summary=pi.summary, constant_time=pi.constant_time, word_bits=32, arch=tuple(pi.arch),
                     default=False, folder=folder, sources=tuple((folder / s).resolve() for s in pi.sources),
                     vector_files=base.vector_files, checksums=base.checksums, cflags=tuple(pf.cflags),
                     libs=tuple(pf.libs), language=pf.language, env=tuple(sorted(pi.env.items())),

@@ -24,7 +24,7 @@ class CellCheck(Model):
     impl: str
     toolchain: str
     target: str
-    claim: bool | None                  # constant_time: in cipher.yaml (None: peers, not stated)
+    claim: bool | None                  # constant_time: in cipher.yaml or peer.yaml (None: not stated)
     verdict: CtVerdict
     seconds: float = 0.0                # the check itself (trace runs, addr2line, dudect)
     gate_seconds: float = 0.0           # its share of the builds plus its known-answer gate

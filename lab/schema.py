@@ -352,6 +352,9 @@ class PeerImplementation(Strict):
         description="What runs: portable C/C++, scalar assembly, vector code, or cipher instructions.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment the programs need.")
     arch: list[str] = Field(["x86_64"], description="Architectures it can run on (the library is the host's).")
+    constant_time: bool | None = Field(
+        None, description="The library's own claim (its documentation or source says so): true puts the peer in "
+                          "the constant-time checks' claims and the compiler-made leak matrix; absent: no claim.")
 
 
 class PeerFile(Strict):

@@ -134,3 +134,15 @@ def test_the_report_table_from_a_small_stored_result(tmp_path):
     assert "<table" in html and "pass &#39;X86 cmov Conversion&#39;" in html and "ct-2026-11-28T2300" in html
     empty = env.get_template("ct_leaks_section.html.j2").render(ct_leaks=ct_leaks.section(tmp_path / "none.jsonl"))
     assert "<table" not in empty and "<code>./cipherlab bench.ct --compilers</code> makes one" in empty
+
+
+def test_a_peer_that_claims_constant_time_is_in_the_matrix_and_one_that_does_not_is_not(lab):
+    """peer.yaml's constant_time is the library's claim: Botan's and OpenSSL's AES claim it (their sources say
+    so), Nettle states none; the matrix takes the claimed ones beside ours."""
+    from lab.plan import implementations as pick
+
+    rij = {im.name: im for im in pick(lab, "rijndael", "all", "--implementations")}
+    assert {n for n, im in rij.items() if im.peer and im.constant_time} == \
+        {"botan", "botan_vperm", "botan_portable", "openssl", "openssl_vpaes"}
+    assert rij["nettle"].constant_time is None and rij["openssl_noaesni"].constant_time is None
+    assert rij["bitslice64"].constant_time is True and rij["ttable"].constant_time is False

@@ -1,7 +1,7 @@
 """invoke bench.ct --compilers: the compiler-made leak matrix.
 
-The cells: every implementation that claims constant time (``constant_time: true``; peer.yaml states no claim,
-so no peer is in it unless one gains one) x every gcc and clang version a target has (toolchains/versions.yaml,
+The cells: every implementation that claims constant time (``constant_time: true`` in cipher.yaml, or in
+peer.yaml where the library claims it: only its adapter is the toolchain's build) x every gcc and clang version a target has (toolchains/versions.yaml,
 :func:`lab.ctblame.versions_of`; on the host only the installed ones) x the optimisation levels :data:`LEVELS`,
 on each target (default: the host).  Each cell is built, gated and traced as ``python -m lab ct`` does it.  A cell
 that leaks where the same implementation is clean with another compiler or level on that target is a leak the
@@ -185,7 +185,7 @@ def bench(lab: Lab, ciphers=None, implementations: str = "all", targets=None, ve
     impls = [im for c in ciphers for im in pick(lab, c, selection, "--implementations") if im.constant_time is True]
     if not impls:
         raise UsageError("bench.ct --compilers: no selected implementation claims constant time "
-                         "(constant_time: true in cipher.yaml)")
+                         "(constant_time: true in cipher.yaml or peer.yaml)")
     targets = targets or ["host"]
     if versions:
         known = {cv.name for cv in lab.compiler_versions.values()}
