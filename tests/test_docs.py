@@ -110,3 +110,24 @@ def test_aa_results_one_row_per_condition_and_a_rejudgement_replaces_the_first(t
     assert [r.split(" | ")[1] for r in rows] == ["CPU A, 2 cores (loaded)", "CPU A, 2 cores (quiet)"]
     assert "held out: 8.00 % beyond" in rows[0] and "power on a planted 3.00 % 15.00 %" in rows[0]
     assert "held out: 5.00 % beyond" in rows[1] and "A/A no change 98.00 %" in rows[1]
+
+
+def test_the_compiler_matrix_and_plain_ct_results_share_a_file_and_get_a_row_each(tmp_path):
+    (tmp_path / "docs").mkdir()
+    quiet = lambda s: None  # noqa: E731
+    m = {"cpu_model": "CPU A", "cores": 2}
+    store(tmp_path, {"format": "cipherlab-bench-ct", "date": "2030-01-01T00:00:00+00:00", "machine": m,
+                     "targets": ["host"], "summary": {"cells": 4, "verdicts": {"clean": 3, "leak": 1}},
+                     "wall_seconds": {"host": 10.0}}, "ct", say=quiet)
+    store(tmp_path, {"format": "cipherlab-bench-ct-compilers", "date": "2030-01-02T00:00:00+00:00", "machine": m,
+                     "implementations": ["a/x", "b/y"], "levels": ["-O1", "-O2"], "targets": ["host"],
+                     "summary": {"cells": 16, "verdicts": {"clean": 15, "leak": 1},
+                                 "compiler_made_leaks": ["a/x@gcc-12-O2@host"], "blamed": 1,
+                                 "blames_with_a_pass": 1}, "wall_seconds": {"host": 600.0}}, "ct", say=quiet)
+    benchmarks.write(tmp_path, say=quiet)
+    page = (tmp_path / benchmarks.PAGE).read_text().splitlines()
+    plain = [ln for ln in page if ln.startswith("| `bench.ct` |")]
+    matrix = [ln for ln in page if ln.startswith("| `bench.ct --compilers` |")]
+    assert len(plain) == 1 and "4 cells on host" in plain[0] and "2030-01-01" in plain[0]
+    assert len(matrix) == 1 and "16 cells (2 implementations" in matrix[0] and "compiler-made leaks 1" in matrix[0]
+    assert "600 s" in matrix[0] and "`bench/results/ct.jsonl`" in matrix[0]

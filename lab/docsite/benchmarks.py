@@ -46,6 +46,15 @@ def ct(d: dict) -> str:
             f"{sum(walls.values()):.0f} s")
 
 
+def ct_compilers(d: dict) -> str:
+    s = d.get("summary") or {}
+    verdicts = ", ".join(f"{n} {v}" for v, n in sorted((s.get("verdicts") or {}).items()))
+    return (f"{s.get('cells')} cells ({len(d.get('implementations') or [])} implementations claiming constant time x "
+            f"compilers x {len(d.get('levels') or [])} levels) on {', '.join(d.get('targets') or [])}: {verdicts}; "
+            f"compiler-made leaks {len(s.get('compiler_made_leaks') or [])}, blamed {s.get('blamed')} "
+            f"({s.get('blames_with_a_pass')} to a pass); {sum((d.get('wall_seconds') or {}).values()):.0f} s")
+
+
 def faults(d: dict) -> str:
     rows = d.get("rows") or []
     return f"{len(rows)} fault scenarios, cells lost: {sum(r.get('lost') or 0 for r in rows)}"
@@ -119,14 +128,25 @@ def mainjob(d: dict) -> str:
     return "; ".join(parts) or "–"
 
 
-#: benchmark (its file's name) -> what the invoke task is and the one line of figures of a result
+#: benchmark (its file's name, or SHARED's file) -> what the invoke task is and the one line of figures of a result
 FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
     "repeatability": ("bench.repeatability", repeatability), "peers": ("bench.peers", peers),
-    "ct": ("bench.ct", ct), "faults": ("bench.faults", faults), "history": ("bench.history", history),
+    "ct": ("bench.ct", ct), "ct-compilers": ("bench.ct --compilers", ct_compilers),
+    "faults": ("bench.faults", faults), "history": ("bench.history", history),
     "java": ("bench.java", java), "mutation": ("bench.mutation", mutation),
     "semantic-mutation": ("bench.mutation --semantic", semantic_mutation), "scale": ("bench.scale", scale),
     "compilers": ("bench.compilers", compilers), "mainjob": ("bench.mainjob", mainjob), "aa": ("bench.aa", aa),
 }
+
+
+#: results that share a file with another benchmark's: (file, the format of theirs)
+SHARED = {"ct": ("ct", "cipherlab-bench-ct"), "ct-compilers": ("ct", "cipherlab-bench-ct-compilers")}
+
+
+def _stored(root: Path, name: str) -> list[dict]:
+    file, fmt = SHARED.get(name, (name, None))
+    found = stored(root / "bench" / "results" / f"{file}.jsonl")
+    return [d for d in found if fmt is None or d.get("format") == fmt]
 
 
 def machine_kind(d: dict) -> str:
@@ -196,11 +216,11 @@ def page(root: Path) -> str:
            "benchmark on one kind of machine; the id names its line in the file. Figures measured on shared "
            "virtual machines (2 vCPUs) are noisy: compare rows of one machine kind only.", "",
            "| benchmark | machine | date | figures | file, id |", "| --- | --- | --- | --- | --- |"]
-    every = {name: stored(root / "bench" / "results" / f"{name}.jsonl") for name in FIGURES}
+    every = {name: _stored(root, name) for name in FIGURES}
     for name, (task, figures) in FIGURES.items():
         for kind, d in sorted(latest(every[name]).items()):
             out.append(f"| `{task}` | {kind} | {d.get('date', '')[:10]} | {figures(d)} | "
-                       f"`bench/results/{name}.jsonl`, `{d.get('id')}` |")
+                       f"`bench/results/{SHARED.get(name, (name,))[0]}.jsonl`, `{d.get('id')}` |")
     out += ["", "## What each benchmark measures", "", *_what()]
     for name, (title, table) in DETAILS.items():
         d = _full(every[name], name)
