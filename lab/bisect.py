@@ -81,7 +81,7 @@ def _percent(change: float) -> str:
     return f"{100 * change:+.{digits}f} %"
 
 
-class _Probe:
+class _Probe:  # pragma: no mutate block (I/O: docs/testing.md)
     """Builds, gates and measures one cell at a revision (a worktree) or with a toolchain."""
 
     def __init__(self, backend, cipher: str, impl: str | None, target: str, metric: str, build_root: Path,
@@ -139,7 +139,7 @@ class _Probe:
                         raise UserError(f"{p.name}: {p.samples.failure[1]}")
 
 
-class _WorktreeBackend(HostBackend):
+class _WorktreeBackend(HostBackend):  # pragma: no mutate block (I/O: docs/testing.md)
     """Builds a revision from its worktree (commands run from its root), with this lab's QEMU plugin."""
 
     def __init__(self, root: Path, plugin: str | None):
@@ -150,7 +150,7 @@ class _WorktreeBackend(HostBackend):
         return self._plugin
 
 
-def _worktree_backend(wlab: Lab, target: str, plugin: str | None, build_dir: Path):
+def _worktree_backend(wlab: Lab, target: str, plugin: str | None, build_dir: Path):  # pragma: no mutate block (I/O)
     """The backend that builds a revision's worktree: this machine for the host; for a target with an image, the
     mixed backend with the worktree as its root (its container mounts the worktree; the count runs here, with this
     lab's QEMU plugin)."""
@@ -164,14 +164,14 @@ def _worktree_backend(wlab: Lab, target: str, plugin: str | None, build_dir: Pat
     return be
 
 
-def _git(repo: Path, *args: str) -> str:
+def _git(repo: Path, *args: str) -> str:  # pragma: no mutate block (I/O: docs/testing.md)
     p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if p.returncode != 0:
         raise UserError(f"git {' '.join(args)}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else 'failed'}")
     return p.stdout.strip()
 
 
-def revisions(repo: Path, good: str, bad: str) -> list[tuple[str, str]]:
+def revisions(repo: Path, good: str, bad: str) -> list[tuple[str, str]]:  # pragma: no mutate block (I/O)
     """(hash, subject) of every revision after good up to bad, oldest first (bad last)."""
     _git(repo, "merge-base", "--is-ancestor", good, bad)
     out = _git(repo, "log", "--reverse", "--ancestry-path", "--format=%H %s", f"{good}..{bad}")
@@ -189,7 +189,7 @@ def _check(lab: Lab, metric: str, target: str, toolchains, good, bad) -> None:
 
 
 def _revision_line(lab: Lab, pr: _Probe, backend, repo: Path, good: str, bad: str, toolchain: str, cipher: str,
-                   impl: str | None, target: str, tmp: Path, worktrees: list[Path]):
+                   impl: str | None, target: str, tmp: Path, worktrees: list[Path]):  # pragma: no mutate block (I/O)
     """The revisions from good to bad, and how one is made ready: its own git worktree and backend."""
     good_hash = _git(repo, "rev-parse", "--verify", f"{good}^{{commit}}")
     line = [(good_hash, _git(repo, "log", "-1", "--format=%s", good_hash))] + revisions(repo, good, bad)
@@ -268,7 +268,7 @@ def _bisect_timed(out: Outcome, probes: list[Probe], ready, pr: _Probe, metric: 
 def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host", good: str | None = None,
            bad: str | None = None, impl: str | None = None, metric: str = "insn_encrypt_per_block",
            toolchains: list[str] | None = None, repo: Path | None = None, max_rounds: int = 20,
-           threshold: float = stats.NOISE_THRESHOLD, say: Callable[[str], None] = print) -> Outcome:
+           threshold: float = stats.NOISE_THRESHOLD, say: Callable[[str], None] = print) -> Outcome:  # pragma: no mutate block (I/O)
     """The first probe at which `metric` changed; on time, "changed" is stats.compare's verdict with `threshold`
     (the noise band: the lab's 3 % by default)."""
     _check(lab, metric, target, toolchains, good, bad)
@@ -346,7 +346,7 @@ def _side(pr: _Probe, m: Probe, g: Probe, b: Probe, max_rounds: int) -> tuple[bo
 
 
 def _versions(lab: Lab, names: list[str], cipher: str, impl: str | None, target: str,
-              say: Callable[[str], None]) -> list[str]:
+              say: Callable[[str], None]) -> list[str]:  # pragma: no mutate block (I/O: docs/testing.md)
     """The toolchains named (names or globs, lab.toolchains_matching) that can build the cell on the target (the
     plan's own rule: a version versions.yaml does not find there is left out, and said), in version order."""
     c = lab.cipher(cipher)

@@ -2,9 +2,14 @@
 key-size rule of the tables, and the Java-versus-C verdict (lab/report/java.py java_vs_c) on rows built by hand: our fastest Java cell against
 our fastest portable C cell on hardware, the cost ratio Java / C and its interval against 2, at the table's key
 size per cell.  Every figure is asserted; the fixtures separate the plausible neighbours (the slowest cell, an
-emulated or SIMD C cell, the point ratio instead of the interval, another cell's key size)."""
+emulated or SIMD C cell, the point ratio instead of the interval, another cell's key size).  Beside them: compare's one judge (a cost's interval turned round, one run's toolchains on the
+within-run part, the gauge-relative ratio of a cost as a speed), the tables' vectorised mark against the best other
+toolchain, a version step confirmed only by counts that move its way, and the flag search's cost of constant time
+when the winner outruns every leak."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -109,3 +114,100 @@ def test_welch_t_is_the_largest_unsigned_welch_statistic_over_the_uncropped_and_
     assert whole < 2 < want and want != pytest.approx(abs(ttest_ind(a, b).statistic), rel=1e-3)
     assert ct.welch_t(values, classes, percentiles=1) == pytest.approx(want, rel=1e-9)
     assert ct.welch_t(values, classes, percentiles=0) == pytest.approx(whole, rel=1e-9)
+
+
+# ------------------------------------------------------------------ compare.judge and its gauge path
+def _fig(est, low, high, within, estimator="trimmed"):
+    return {"estimate": est, "estimator": estimator, "ci_low": low, "ci_high": high, "confidence": 0.95,
+            "within": within, "per_process": [est] * 5}
+
+
+def test_compare_judges_a_cost_as_a_speed_with_its_interval_turned_round():
+    """Cycles per block 100 -> 80 (B 1.25x faster), each figure +-3 % run to run: the speed-up is A/B with the
+    cost ratio's interval inverted end for end (low from the cost's high), and the verdict the cost's."""
+    from lab import compare, stats
+
+    a, b = _fig(100.0, 97.0, 103.0, 0.004), _fig(80.0, 77.6, 82.4, 0.004)
+    c = stats.compare_estimates(compare._estimate(a, False), compare._estimate(b, False), higher_is_better=False)
+    s = compare.judge(a, b, speed=False)
+    assert s.speedup == pytest.approx(1.25) and s.verdict == c.verdict == "faster"
+    assert (s.ci_low, s.ci_high) == (pytest.approx(1 / c.ci_high), pytest.approx(1 / c.ci_low))
+    assert 1 < s.ci_low < 1.25 < s.ci_high
+
+
+def test_compare_judges_two_toolchains_of_one_run_on_the_within_run_part_alone():
+    """4 % apart with +-5 % run-to-run intervals: no change between two runs; within one run (the machine's noise
+    is common to both) the +-0.4 % within-run parts decide: slower."""
+    from lab import compare
+
+    a, b = _fig(1000.0, 950.0, 1050.0, 0.004), _fig(960.0, 912.0, 1008.0, 0.004)
+    assert compare.judge(a, b, speed=True).verdict == "no change"
+    same = compare.judge(a, b, speed=True, same_run=True)
+    assert same.verdict == "slower" and same.speedup == pytest.approx(0.96)
+    assert 0.95 < same.ci_low < 0.96 < same.ci_high < 0.97
+
+
+def test_compare_gauge_relative_ratio_is_oriented_as_a_speed_for_costs_too():
+    from lab import compare
+
+    def frame(enc, cyc, g_enc, g_cyc):
+        rows = [("encrypt_speed", math.nan, "Kbit/s", enc, g_enc), ("encrypt_per_block", 128, "cycles", cyc, g_cyc)]
+        return pd.DataFrame([{"cell": "rc6/ref@gcc-O3@host", "metric": m, "key_size": 128, "n_blocks": n,
+                              "status": Status.OK, "unit": u, "gauge_relative": g,
+                              **_fig(v, 0.9 * v, 1.1 * v, 0.01, "min")} for m, n, u, v, g in rows])
+
+    a, b = frame(1000.0, 250.0, 2.0, 50.0), frame(1500.0, 200.0, 3.0, 25.0)
+    rows = {r.metric: r for r in compare.compare_rows(a, b, "cell", 0.03, ["encrypt_speed", "encrypt_per_block"])}
+    assert rows["encrypt_speed"].gauge == pytest.approx(1.5)  # speed: B / A
+    assert rows["encrypt_per_block"].gauge == pytest.approx(2.0)  # cost: A / B
+    assert rows["encrypt_per_block"].speedup == pytest.approx(1.25) and rows["encrypt_per_block"].verdict == "faster"
+
+
+# ------------------------------------------------------------------ the tables' vectorised mark
+def test_the_vectorised_mark_compares_with_the_best_other_toolchain():
+    """Encrypt-128 per block over Encrypt-1: rc6 0.3 with gcc-O3, but clang makes 0.4 of the same code (0.3 is
+    not below 0.6 x 0.4): no mark; serpent 0.2 against clang's 0.9: marked; mars alone at 0.5: marked."""
+    from lab.report import tables
+
+    ratios = {("rc6", "gcc-O3"): 0.3, ("rc6", "clang-O3"): 0.4, ("rc6", "gcc-O0"): 1.0,
+              ("serpent", "gcc-O3"): 0.2, ("serpent", "clang-O3"): 0.9, ("serpent", "gcc-O0"): 1.0,
+              ("mars", "gcc-O3"): 0.5}
+    df = pd.DataFrame([{"cell": f"{c}/ref@{tc}@host", "cipher": c, "implementation": "ref", "toolchain": tc,
+                        "target": "host", "metric": "encrypt_per_block", "status": Status.OK, "n_blocks": n,
+                        "estimate": 100.0 * (r if n == 128 else 1)} for (c, tc), r in ratios.items() for n in (1, 128)])
+    assert tables._vectorised(df, "gcc-O3", "host", "") == {"serpent/ref@gcc-O3@host": pytest.approx(0.2),
+                                                           "mars/ref@gcc-O3@host": pytest.approx(0.5)}
+    assert tables._vectorised(df, "clang-O3", "host", "") == {}  # 0.4 is not below 0.6 x 0.3
+
+
+# ------------------------------------------------------------------ a version step's confirmation by counts
+@pytest.mark.parametrize("change,exact,want", [(0.10, 0.05, True), (0.10, 0.0, False), (0.10, -0.05, False),
+                                               (-0.10, -0.05, True), (-0.10, 0.0, False), (-0.10, 0.02, False),
+                                               (0.10, math.nan, None), (0.10, None, None)])
+def test_a_step_is_confirmed_only_by_counts_that_move_the_same_way(change, exact, want):
+    from lab.steps import Step
+
+    s = Step("versions", "serpent", "encrypt_speed", "gcc 12.2.0", "gcc 12.3.0", change, change - 0.01,
+             change + 0.01, "faster" if change > 0 else "slower", exact_change=exact)
+    assert s.confirmed is want
+
+
+# ------------------------------------------------------------------ the flag search's cost of constant time
+def test_the_cost_of_constant_time_is_one_when_the_winner_outruns_every_leak(lab):
+    """A leaking candidate slower than the constant-time winner: the fastest overall is the winner and constant
+    time costs nothing (1.00x); a faster leak is the fastest and its ratio is the cost."""
+    from lab import flags, stats
+    from lab.flags import Candidate, CellSearch, Entry, Race
+
+    def entry(fl, status, speed):
+        return Entry(Candidate(fl, lab.toolchain("gcc-O3")), status=status,
+                     estimate=stats.Estimate(speed, 0.99 * speed, 1.01 * speed, "min", 21, 0.95))
+
+    win, tie, leak = entry(("-O2",), "winner", 1000.0), entry(("-O3",), "tied", 995.0), entry(("-Os",), "leaks", 800.0)
+    found = CellSearch(None, None, [win, tie, leak], Race("encrypt_speed", 128), ct_asked=True)
+    assert found.fastest is win and found.cost_of_ct().ratio == 1.0
+    assert flags.ct_summary(found).endswith("the fastest candidate is constant-time (cost of constant time 1.00x)")
+    fast = entry(("-Os",), "leaks", 1300.0)
+    found = CellSearch(None, None, [win, tie, fast], Race("encrypt_speed", 128), ct_asked=True)
+    assert found.fastest is fast and found.cost_of_ct().ratio == pytest.approx(1.3)
+    assert found.cost_of_ct().verdict == "faster"

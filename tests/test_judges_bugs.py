@@ -1,4 +1,5 @@
-"""The three wrong answers of issue 46, each pinned: history's x labels by compiler, the write-profiles choice."""
+"""The three wrong answers of issue 46, each pinned: history's x labels by compiler, the write-profiles choice; and
+what the newer judges print, the same under two hash seeds."""
 
 from __future__ import annotations
 
@@ -52,3 +53,55 @@ def test_write_profiles_with_a_tie_of_wins_is_the_same_under_every_hash_seed(tmp
         outs.add(r.stdout)
     assert len(outs) == 1
     assert yaml.safe_load(outs.pop())["add_flags"] == ["-O3", "-march=native"]
+
+
+_JUDGED = """
+import sys
+from pathlib import Path
+import numpy as np
+from lab import compare, ctblame, flags, history, results, stats
+from lab.config import Lab
+from tests import test_judges_search as ts
+
+rd = Path(sys.argv[1])
+df = history.load(rd, "synth")
+found = history.steps(df, ("encrypt_speed", "encrypt_per_block"))
+print(history.format_history(found, history.noise_gauge(df)))
+runs = sorted(df.run_id.unique())
+a, b = results.load(runs[0], rd), results.load(runs[-1], rd)  # the second read of each comes from its index
+print(a.to_csv(), results.load(runs[0], rd).to_csv())
+print(compare.format_table(compare.compare_frames(a, b, "cell", "A", "B")))
+lab = Lab()
+p = ts._Compiler(lab, lambda cc, fl: not ("-fno-if-conversion" in fl or "-O0" in fl))
+fs = [ctblame.flag_finding(p, ts.SIG, ts.SPACE)]
+print("\\n".join(ctblame.Blame(cell="x/ref@gcc-O3@host", leak="encrypt 128: branch", findings=tuple(fs)).lines()))
+e = lambda fl, st, v: flags.Entry(flags.Candidate(fl, lab.toolchain("gcc-O3")), status=st,
+                                  estimate=stats.Estimate(v, 0.99 * v, 1.01 * v, "min", 21, 0.95))
+cs = flags.CellSearch(None, None, [e(("-O2",), "winner", 1e3), e(("-O3",), "tied", 998.0), e(("-Os",), "leaks", 1300.0)],
+                      flags.Race("encrypt_speed", 128), ct_asked=True)
+print(flags.ct_summary(cs), cs.ct_json())
+"""
+
+
+def test_history_index_compare_ct_blame_and_the_cost_of_constant_time_are_the_same_under_two_hash_seeds(tmp_path):
+    """What a user reads of history's steps and noise gauge, a run read through its index, compare's table,
+    ct-blame's lines and the flag search's constant-time summary: byte for byte the same under PYTHONHASHSEED 1
+    and 2 (the steps and report tables: test_trends; the written profile: above)."""
+    import os
+    import subprocess
+    import sys
+
+    from .test_history import _run
+
+    rd = tmp_path / "results"
+    for n in range(8):  # serpent 10 % slower from run 5 on, rc6 faster from run 3 on: two series, two steps
+        _run(rd, n, 150.0 * (1.1 if n >= 5 else 1.0), 200.0 * (0.85 if n >= 3 else 1.0), revision=f"r{n}")
+    outs = []
+    for seed in ("1", "2"):
+        r = subprocess.run([sys.executable, "-c", _JUDGED, str(rd)], capture_output=True,
+                           text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.append(r.stdout)
+    assert "serpent/ref" in outs[0] and "rc6/ref" in outs[0] and "flag: -fno-if-conversion removes it" in outs[0]
+    assert "cost of constant time 1.300x" in outs[0]
+    assert outs[0] == outs[1]
