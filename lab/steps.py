@@ -186,7 +186,7 @@ class Neighbours:
 
     pair: Callable[[int, int], Split]
     min_size: int = 1
-    _judged: dict[int, Split] = field(default_factory=dict)
+    _judged: dict[int, Split] = field(default_factory=dict, init=False, repr=False)
 
     def judge(self, lo: int, k: int, hi: int, splits: int = 1) -> Split:
         if k not in self._judged:
@@ -202,6 +202,9 @@ class Neighbours:
 
 @dataclass
 class Step:
+    """A step the detector found in a series, as trends and history report it: between which points, its change
+    of speed with the interval, the verdict, and where the series is."""
+
     kind: Literal["versions", "runs"]  # what the points are: compiler versions or runs
     series: str
     metric: str
