@@ -36,8 +36,9 @@ constant-time one (the winner), and the cost of constant time: the ratio of thei
 
 Only the race holds the machine's timing lock (builds and gates leave other runs free to time); each cell's
 stages (build, gate, lock_wait, race; and the CPU seconds of builds and gates) are timed and stored.  The search
-is stored as a run (each measured candidate a cell whose toolchain is the candidate) with ``flagsearch.json``
-beside ``cells.jsonl``; the report shows it in its "Flag search" section.
+is stored as a run (each measured candidate a cell whose toolchain is the candidate) with its outcome, a typed
+``models.FlagSearch`` written and read by lab/results.py (``flagsearch.json`` beside ``cells.jsonl``); the report
+and bench.compilers read it there, and the report shows it in its "Flag search" section.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .status import Status
 from . import config, plan, stats, system
-from .models import CANDIDATE_STATUSES, CtVerdict
+from .models import CANDIDATE_STATUSES, CostOfCt, CtVerdict, FlagCandidate, FlagCell, FlagCt, FlagSearch
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse
@@ -165,16 +166,16 @@ class Entry:
     def leaks(self) -> bool:
         return self.status == "leaks"
 
-    def json(self, ct: bool = False) -> dict:
+    def record(self, ct: bool = False) -> FlagCandidate:
+        """What it became, as stored; its trace verdict only in a search with --ct (`ct`)."""
         e = self.estimate
-        return {"flags": list(self.candidate.flags), "toolchain": self.candidate.toolchain.name,
-                "status": self.status, "reason": self.reason,
-                "same_binary_as": list(self.same_binary_as) if self.same_binary_as is not None else None,
-                "processes": self.samples.processes if self.samples else 0, "eliminated_round": self.eliminated_round,
-                "gate": self.gate,
-                "estimate": e.estimate if e else None, "ci_low": e.ci_low if e else None,
-                "ci_high": e.ci_high if e else None,
-                **({"ct": self.ct.verdict if self.ct else None} if ct else {})}
+        return FlagCandidate(flags=self.candidate.flags, toolchain=self.candidate.toolchain.name, status=self.status,
+                             reason=self.reason, same_binary_as=self.same_binary_as,
+                             processes=self.samples.processes if self.samples else 0,
+                             eliminated_round=self.eliminated_round, gate=self.gate,
+                             estimate=e.estimate if e else None, ci_low=e.ci_low if e else None,
+                             ci_high=e.ci_high if e else None,
+                             **({"ct": self.ct.verdict if self.ct else None} if ct else {}))
 
 
 def judge_ct(e: Entry, v: CtVerdict) -> None:
@@ -345,30 +346,30 @@ class CellSearch:
             return stats.Comparison(1.0, 1.0, 1.0, 1.0, "no change")
         return stats.compare_estimates(w.estimate, f.estimate, w.estimate.confidence or 0.95, higher_is_better=True)
 
-    def ct_json(self) -> dict:
+    def ct_record(self) -> FlagCt:
         f, cost = self.fastest, self.cost_of_ct()
-        return {"checked": self.ct_skipped is None, "not_checked_because": self.ct_skipped,
-                "leaking": sum(e.ct is not None and e.ct.verdict == "leak" for e in self.entries),
-                "fastest": list(f.candidate.flags) if f else None, "fastest_status": f.status if f else None,
-                "fastest_ct": list(self.winner.candidate.flags) if self.winner else None,
-                "cost_of_ct": dataclasses.asdict(cost) if cost else None}
+        return FlagCt(checked=self.ct_skipped is None, not_checked_because=self.ct_skipped,
+                      leaking=sum(e.ct is not None and e.ct.verdict == "leak" for e in self.entries),
+                      fastest=f.candidate.flags if f else None, fastest_status=f.status if f else None,
+                      fastest_ct=self.winner.candidate.flags if self.winner else None,
+                      cost_of_ct=CostOfCt(**dataclasses.asdict(cost)) if cost else None)
 
-    def json(self) -> dict:
-        by = {s: [e for e in self.entries if e.status == s] for s in STATUSES}
-        winner = by["winner"][0] if by["winner"] else None
+    def record(self) -> FlagCell:
+        """The cell's outcome as stored (models.FlagCell); its constant-time part only with --ct."""
+        winner = self.winner
         measured = [e.estimate.estimate for e in self.entries if e.estimate and e.status != "unavailable"]
-        return {"cipher": self.impl.cipher, "implementation": self.impl.name, "target": self.target.name,
-                "quantity": self.race.quantity, "key_size": self.race.key_size,
-                "winner": list(winner.candidate.flags) if winner else None,
-                "tied": [list(e.candidate.flags) for e in by["tied"]],
-                "spread": (max(measured) / min(measured)) if len(measured) > 1 else None,
-                "candidates_total": len(self.entries), "builds": self.builds,
-                "distinct_binaries": sum(1 for e in self.entries if e.digest and e.status != "identical"),
-                "rounds": self.race.rounds, "processes": self.race.processes, "topped_up": self.race.topped_up,
-                "eliminations": self.race.eliminations, "seconds": round(self.seconds, 1),
-                "stages": {k: round(v, 1) for k, v in self.stages.items()},
-                **({"ct": self.ct_json()} if self.ct_asked else {}),
-                "candidates": [e.json(ct=self.ct_asked) for e in self.entries]}
+        return FlagCell(cipher=self.impl.cipher, implementation=self.impl.name, target=self.target.name,
+                        quantity=self.race.quantity, key_size=self.race.key_size,
+                        winner=winner.candidate.flags if winner else None,
+                        tied=[e.candidate.flags for e in self.entries if e.status == "tied"],
+                        spread=(max(measured) / min(measured)) if len(measured) > 1 else None,
+                        candidates_total=len(self.entries), builds=self.builds,
+                        distinct_binaries=sum(1 for e in self.entries if e.digest and e.status != "identical"),
+                        rounds=self.race.rounds, processes=self.race.processes, topped_up=self.race.topped_up,
+                        eliminations=self.race.eliminations, seconds=round(self.seconds, 1),
+                        stages={k: round(v, 1) for k, v in self.stages.items()},
+                        **({"ct": self.ct_record()} if self.ct_asked else {}),
+                        candidates=[e.record(ct=self.ct_asked) for e in self.entries])
 
 
 def _results(b: Built | Final) -> list:
@@ -561,7 +562,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
            write_profiles: str | None = None, results_dir: Path | None = None, build_dir: Path | None = None,
            min_rounds: int = 5, max_rounds: int = 30, precision: float = 0.01, jobs: int | None = None,
            threshold: float = stats.NOISE_THRESHOLD, ct: bool = False, say=print) -> list[CellSearch]:
-    from .results import new_run_id
+    from .results import new_run_id, write_flag_search
 
     if quantity not in QUANTITIES:
         raise UsageError(f"option --quantity: '{quantity}' is not one of {', '.join(QUANTITIES)}")
@@ -604,11 +605,11 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
         run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu, ct)
     finally:
         backend.close()
-    doc = {"space": shown(lab, space_path), "base": base.name, "quantity": QUANTITIES[quantity], "key_size": key_size,
-           "run": run_dir.name, "cells": [c.json() for c in out]}
-    (run_dir / "flagsearch.json").write_text(json.dumps(doc, indent=1) + "\n")
+    doc = FlagSearch(space=shown(lab, space_path), base=base.name, quantity=QUANTITIES[quantity], key_size=key_size,
+                     run=run_dir.name, cells=[c.record() for c in out])
+    write_flag_search(run_dir, doc)
     if json_out:
-        Path(json_out).write_text(json.dumps(doc, indent=1) + "\n")
+        Path(json_out).write_text(doc.json_text())
     for c in out:
         say(summary_line(c))
     if write_profiles:
@@ -624,14 +625,14 @@ def shown(lab: Lab, path: Path | str) -> str:
 
 
 def summary_line(c: CellSearch) -> str:
-    d = c.json()
-    win = " ".join(d["winner"]) if d["winner"] is not None else "none"
-    ties = "; ".join(" ".join(t) or "(base flags)" for t in d["tied"]) or "none"
-    w = next((e for e in c.entries if e.status == "winner"), None)
+    d = c.record()
+    win = " ".join(d.winner) if d.winner is not None else "none"
+    ties = "; ".join(" ".join(t) or "(base flags)" for t in d.tied) or "none"
+    w = c.winner
     est = f" {w.estimate.estimate:,.0f} [{w.estimate.ci_low:,.0f}, {w.estimate.ci_high:,.0f}]" if w else ""
     return (f"{c.impl.id}@{c.target.name}: winner '{win or '(base flags)'}'{est}; tied: {ties}; "
-            f"{d['candidates_total']} candidates, {d['distinct_binaries']} distinct binaries, "
-            f"{d['processes']} processes in {d['rounds']} rounds" + (f"; {ct_summary(c)}" if c.ct_asked else ""))
+            f"{d.candidates_total} candidates, {d.distinct_binaries} distinct binaries, "
+            f"{d.processes} processes in {d.rounds} rounds" + (f"; {ct_summary(c)}" if c.ct_asked else ""))
 
 
 def ct_summary(c: CellSearch) -> str:

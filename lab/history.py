@@ -7,14 +7,13 @@ the run was made from (the revision's place in the repository's history, :func:`
 revision by start).  One machine's figures are never drawn on another's series: the machine is part of the key,
 and a history is asked for per machine.
 
-Steps are found by **binary segmentation** (the method ruptures calls Binseg), with the lab's one comparison as
-its test.  In a timed series the runs are the units: each run's median over its processes, compared by
-``stats.compare`` with the median's verdict (a Mann-Whitney U test over the runs at 5 % over all the splits the
-search could choose, and a change beyond the noise threshold) and a bootstrap interval over the runs, with at least
-RUN_UNITS runs on each side; the splits whose sides differ beyond the threshold are judged best-separated first,
-the first the comparison calls is a change point, and each side is then searched again.  Exact instruction counts
-need no statistics: a change beyond the noise threshold, from one run on.  Each step is reported with its size and
-interval, the first run after it, and the revisions between the runs on either side.
+Steps are found by the lab's one step detector (lab/steps.py: binary segmentation with a judge of the two sides
+of a split).  In a timed series the runs are replicates and the units (``steps.Runs``): each run's median over its
+processes, a Mann-Whitney U test over the runs at 5 % over all the splits the search could choose, a change beyond
+the series' noise threshold and a bootstrap interval over the runs, with at least RUN_UNITS runs on each side, the
+best-separated split judged first.  Exact instruction counts need no statistics (``steps.Counts``): a change
+beyond the noise threshold, from one run on.  Each step is reported with its size and interval, the first run
+after it, and the revisions between the runs on either side.
 
 Identical builds — the same compiler version, flags and source revision — are the noise gauge: the spread of
 their estimates is what a step must exceed.
@@ -30,20 +29,10 @@ import pandas as pd
 from .status import Status
 from . import index, results, stats
 from .metrics import SPEEDS, exact_twin
-from .steps import Step
+from .steps import RUN_UNITS, Counts, Runs, Step, segment
 from .trends import compiler_of, version_label
 
 KEY = ["cipher", "implementation", "toolchain", "target", "machine", "profile", "metric", "key_size", "n_blocks"]
-# Two segments of a timed series are compared on their runs' values, each run's median over its processes, with
-# the median's verdict, whatever the runs' headline estimator: the best case (min) of many runs gets better with
-# their number alone, so a segment of fifty runs came out "faster" than one of one run by the spread of the
-# processes' minima.  A step needs RUN_UNITS runs on each side: on the lab's VM two runs of one build differ by the
-# machine's speed (2-7 % at one block per call), which a test over pooled processes takes for a difference and one
-# or two runs cannot tell from a step; the U test's level is 5 % over all the splits of the segment (_split_test).
-# On 187 runs of five Rijndael cells (gcc-O3, quick profile and experiments'): 792 "steps" with the pooled best
-# case and one run a side, 635 with the pooled median, 33 this way.  Exact counts need one run on each side.
-SEGMENT_ESTIMATOR = "median"
-RUN_UNITS = 3
 DEFAULT_METRICS = (*SPEEDS, exact_twin("encrypt_speed"))  # lab/metrics.py
 
 
@@ -121,111 +110,20 @@ def _run_values(g: pd.DataFrame):
     return np.array([float(np.median(pp)) if index.has_values(pp) and len(pp) else math.nan for pp in g.per_process])
 
 
-def _sides(runs, lo: int, k: int, hi: int) -> tuple:
-    """What the comparison of g[lo:k] with g[k:hi] judges: the runs' values (the runs are the units, so that the
-    machine's speed from one run to the next is part of the noise)."""
-    import numpy as np
-
-    a, b = runs[lo:k], runs[k:hi]
-    return a[np.isfinite(a)], b[np.isfinite(b)]
-
-
-def _exact_speedup(counts, lo: int, k: int, hi: int) -> float:
-    """The speed of g[k:hi] over g[lo:k] from exact counts (costs): their medians' ratio turned over."""
-    import numpy as np
-
-    return float(np.median(counts[lo:k])) / float(np.median(counts[k:hi]))
-
-
-def _split_test(g: pd.DataFrame, runs, lo: int, k: int, hi: int, threshold: float,
-                splits: int = 1) -> tuple[float, float, float, str]:
-    """(speed change, low, high, verdict) of g[k:hi] against g[lo:k], one of `splits` the search could have
-    chosen in its segment: the U test's level is 5 % over all of them (Bonferroni), as the best-separated of many
-    splits of a flat series is always separated somewhat."""
-    if g.estimator.iloc[0] == "exact":  # counts are costs, exact: a change beyond the threshold
-        sp = _exact_speedup(g.estimate.to_numpy(dtype=float), lo, k, hi)
-        return sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, threshold)
-    s = stats.speedup(*_sides(runs, lo, k, hi), SEGMENT_ESTIMATOR, threshold, alpha=0.05 / max(1, splits))
-    return s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict
-
-
-def _candidates(g: pd.DataFrame, runs, lo: int, hi: int, threshold: float) -> list[int]:
-    """The splits k of g[lo:hi] whose two sides' points differ beyond the noise threshold (below it the
-    comparison's verdict can only be "no change"), in the order the comparison judges them: the split that
-    separates the runs best first (the largest standardised Mann-Whitney statistic of the runs' values on the two
-    sides: a median or a best case is the same for every split of a plateau, the separation peaks at the step),
-    then the larger change.  Every split with a run on each side: change_points decides what too few runs mean."""
-    import numpy as np
-
-    exact = g.estimator.iloc[0] == "exact"
-    est = g.estimate.to_numpy(dtype=float)
-    z = _separations((est if exact else runs)[lo:hi])
-    out = []
-    for k in range(lo + 1, hi):
-        if exact:
-            sp = _exact_speedup(est, lo, k, hi)
-            beyond = stats.exact_verdict(sp, threshold) != "no change"
-        else:
-            left, right = _sides(runs, lo, k, hi)
-            if left.size == 0 or right.size == 0:
-                continue
-            ea, eb = stats.point(left, SEGMENT_ESTIMATOR), stats.point(right, SEGMENT_ESTIMATOR)
-            if not ea > 0 or not eb > 0:
-                continue
-            sp, beyond = ea / eb, abs(eb / ea - 1) > threshold  # the comparison judges the cost ratio
-        if beyond:
-            out.append((float(z[k - lo]), abs(sp - 1), k))
-    return [k for *_, k in sorted(out, key=lambda c: (-c[0], -c[1], c[2]))]
-
-
-def _separations(x):
-    """For every split j of x (x[:j] against x[j:], j = 0 .. len(x)), |z| of the Mann-Whitney U statistic of the
-    two sides' finite values (normal approximation; ties get the average rank, i.e. count half): from one ranking
-    and its prefix sums, O(n log n) for all the splits."""
-    import numpy as np
-    from scipy.stats import rankdata
-
-    finite = np.isfinite(x)
-    ranks = np.zeros(x.size)
-    ranks[finite] = rankdata(x[finite])
-    n = int(finite.sum())
-    n1 = np.concatenate([[0], np.cumsum(finite)])  # finite values left of each split
-    r1 = np.concatenate([[0.0], np.cumsum(ranks)])  # their rank sum
-    n2 = n - n1
-    u = r1 - n1 * (n1 + 1) / 2
-    sd = np.sqrt(n1 * n2 * (n + 1) / 12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, np.abs(u - n1 * n2 / 2) / np.where(sd > 0, sd, 1), 0.0)
-
-
 def change_points(g: pd.DataFrame, threshold: float = stats.NOISE_THRESHOLD,
                   min_size: int | None = None) -> list[tuple]:
-    """Binary segmentation of one ordered series: [(index of the first run after the step, change, low, high,
-    verdict)], in order.  In each segment the splits whose sides differ beyond the noise threshold go to the
-    comparison, the best-separated first (_candidates); the first it calls is the segment's change point, and its
-    two sides are searched again.  A split with fewer than min_size runs on a side (default RUN_UNITS for a timed
-    series, one for exact counts) ends the segment's search when its turn comes.  The comparison's bootstrap is
-    what costs, so a flat series needs none (187 runs of one cell: 29 s when every split was compared)."""
-    found: list[tuple] = []
-    runs = _run_values(g)
-    if min_size is None:
-        min_size = 1 if g.estimator.iloc[0] == "exact" else RUN_UNITS
-
-    def search(lo: int, hi: int) -> None:  # the segment g[lo:hi]
-        for k in _candidates(g, runs, lo, hi, threshold):
-            if min(k - lo, hi - k) < min_size:
-                # the segment's likeliest step leaves too few runs on a side to judge it: no other split stands in
-                # for it (two slow last runs must not make a step one run early)
-                return
-            ch, a, b, v = _split_test(g, runs, lo, k, hi, threshold, splits=hi - lo - 2 * min_size + 1)
-            if v != "no change":
-                found.append((k, ch, a, b, v))
-                search(lo, k)
-                search(k, hi)
-                return
-
-    search(0, len(g))
-    return sorted(found)
+    """The steps of one ordered series by the lab's one detector (lab/steps.py: binary segmentation), its runs
+    judged as replicates (steps.Runs: each run's median, at least RUN_UNITS a side) or, exact counts, by their
+    change (steps.Counts, one run a side): [(index of the first run after the step, change, low, high,
+    verdict)], in order.  The comparison's bootstrap is what costs, so a flat series needs none (187 runs of one
+    cell: 29 s when every split was compared)."""
+    if g.estimator.iloc[0] == "exact":
+        judge = Counts(g.estimate.to_numpy(dtype=float), threshold)
+    else:
+        judge = Runs(_run_values(g), threshold)
+    if min_size is not None:
+        judge.min_size = min_size
+    return [(k, s.change, s.low, s.high, s.verdict) for k, s in segment(judge, len(g))]
 
 
 def series_threshold(g: pd.DataFrame) -> float:

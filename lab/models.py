@@ -7,7 +7,7 @@ them and the one that stores them both import down (docs/architecture.md, "Layer
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -96,9 +96,91 @@ class CtVerdict(Model):
 
 
 
+# ------------------------------------------------------------------ a flag search (lab/flags.py makes these)
+#: what a flag search's candidate ends as, in the order a report lists them
+CandidateStatus = Literal["winner", "tied", "slower", "leaks", "identical", "unavailable"]
+CANDIDATE_STATUSES: tuple[str, ...] = get_args(CandidateStatus)
+
+
+class FlagCandidate(Model):
+    """One candidate flag set of a searched cell and what it became."""
+
+    flags: tuple[str, ...]
+    toolchain: str  # the candidate's toolchain profile (the stored run's cells name it)
+    status: CandidateStatus
+    reason: str | None = None
+    same_binary_as: tuple[str, ...] | None = None  # identical: the flags of the candidate measured for the binary
+    processes: int = 0
+    eliminated_round: int | None = None
+    gate: Literal["quick", "full"] | None = None  # the known-answer gate it passed
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ct: Literal["clean", "leak", "unavailable"] | None = None  # set only in a search with --ct
+
+
+class CostOfCt(Model):
+    """The fastest candidate's speed over the fastest constant-time one's, with the ratio's interval."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    verdict: str
+
+
+class FlagCt(Model):
+    """A cell's constant-time part (--ct): whether it was checked, what leaks, the cost of constant time."""
+
+    checked: bool
+    not_checked_because: str | None = None
+    leaking: int = 0
+    fastest: tuple[str, ...] | None = None
+    fastest_status: CandidateStatus | None = None
+    fastest_ct: tuple[str, ...] | None = None
+    cost_of_ct: CostOfCt | None = None
+
+
+class FlagCell(Model):
+    """One searched (implementation, target): the winner, its ties, what the race spent, every candidate."""
+
+    cipher: str
+    implementation: str
+    target: str
+    quantity: str
+    key_size: int
+    winner: tuple[str, ...] | None
+    tied: tuple[tuple[str, ...], ...] = ()
+    spread: float | None = None  # the best measured estimate over the worst
+    candidates_total: int
+    builds: int = 0
+    distinct_binaries: int = 0
+    rounds: int = 0
+    processes: int = 0
+    topped_up: int = 0
+    eliminations: tuple[tuple[int, str], ...] = ()
+    seconds: float = 0.0
+    stages: dict[str, float] = {}  # wall (and CPU) seconds of each stage
+    ct: FlagCt | None = None  # set only in a search with --ct
+    candidates: tuple[FlagCandidate, ...] = ()
+
+
+class FlagSearch(Model):
+    """A flag search's outcome, stored beside its run's cells (results.write_flag_search)."""
+
+    space: str
+    base: str
+    quantity: str
+    key_size: int
+    run: str
+    cells: tuple[FlagCell, ...] = ()
+
+    def json_text(self) -> str:
+        """As stored: the fields of --ct (``ct``) only where the search was asked for them (set)."""
+        return self.model_dump_json(indent=1, exclude_unset=True) + "\n"
+
+
 # ------------------------------------------------------------------ the machine-speed gauge (lab/measure.py)
-#: what a flag search's candidate ends as (lab/flags.py), in the order a report lists them
-CANDIDATE_STATUSES = ("winner", "tied", "slower", "leaks", "identical", "unavailable")
 
 
 class Gauge(BaseModel):

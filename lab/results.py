@@ -6,6 +6,7 @@ by copying folders::
     results/<machine>/<run-id>/run.json       metadata stored once (format version, machine, profile,
                                                matrix, toolchains with compiler versions, targets, git, plan)
     results/<machine>/<run-id>/cells.jsonl    one CellRecord per line, appended as each cell ends
+    results/<machine>/<run-id>/flagsearch.json  a flag search's run only: its outcome (models.FlagSearch)
 
 Format history (``version``):
   1  2026-11: cells as untyped dicts; one timing record of N long samples per key size, single-call
@@ -32,12 +33,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import metrics, stats
 from .errors import RunError, UserError
-from .models import CtVerdict, Gauge
+from .models import CtVerdict, FlagSearch, Gauge
 from .status import STATUSES, Status
 from .quantities import Quantity, cycle_quantities, gauge_relative, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
+FLAG_SEARCH = "flagsearch.json"  # a flag search's outcome (models.FlagSearch), in the folder of its run
 
 
 class Model(BaseModel):
@@ -411,7 +413,32 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
                 pass
 
 
+def write_flag_search(run_dir: Path, search: FlagSearch) -> Path:  # pragma: no mutate block (I/O: docs/testing.md)
+    """A flag search's outcome beside its run's cells (lab/flags.py stores the search as a run)."""
+    path = Path(run_dir) / FLAG_SEARCH
+    tmp = path.with_name(FLAG_SEARCH + ".tmp")
+    try:
+        tmp.write_text(search.json_text())
+        tmp.replace(path)
+    except OSError as e:
+        raise RunError(f"cannot write {path}: {e.strerror}. Fix: free space or make {run_dir} writable") from None
+    return path
+
+
 # ------------------------------------------------------------------ reading
+def read_flag_search(run_dir: Path) -> FlagSearch | None:  # pragma: no mutate block (I/O: docs/testing.md)
+    """The flag search stored in a run folder; None for a run that is no flag search."""
+    path = Path(run_dir) / FLAG_SEARCH
+    if not path.is_file():
+        return None
+    try:
+        return FlagSearch.model_validate_json(path.read_text())
+    except OSError as e:
+        raise UserError(f"{path}: cannot be read ({e.strerror})") from None
+    except ValidationError as e:
+        raise UserError(f"{path}: {_first_problem(e)}") from None
+
+
 def _from_v1(meta: dict, cell: dict) -> dict:  # pragma: no mutate block (I/O: docs/testing.md)
     """A version-1 cell dict in version-2 form (long samples become one process)."""
     c = dict(cell)

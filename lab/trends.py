@@ -4,7 +4,8 @@ noise threshold for exact counts and older figures).
 
 A *series* is one implementation on one target, one quantity, one compiler family and one set of flags (the
 flags must be equal for a version change to be the only change): its points are the versions measured, in
-version order.  A *step* is a pair of neighbouring versions whose comparison is "faster" or "slower".  Guest
+version order.  A *step* is a pair of neighbouring versions whose comparison is "faster" or "slower", found by
+the lab's one step detector (lab/steps.py: binary segmentation, each split judged on its two versions).  Guest
 instruction counts are exact: a step there needs no statistics (a change beyond the threshold), and a timing
 step is reported with the instruction counts' change at the same versions, which confirms it when it points the
 same way.  Used by ``invoke compare RUN --by compiler`` and the report's "Compiler versions" section.
@@ -12,6 +13,7 @@ same way.  Used by ``invoke compare RUN --by compiler`` and the report's "Compil
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pandas as pd
@@ -19,7 +21,7 @@ import pandas as pd
 from .status import Status
 from . import stats
 from .metrics import SPEEDS, exact_twin, higher_is_better
-from .steps import Step
+from .steps import Neighbours, Split, Step, segment
 from .compare import judge, side
 
 TIMED = SPEEDS
@@ -74,25 +76,36 @@ def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESH
         emulated = bool(g.emulated.astype(bool).any())
         if (metric in exact_metrics) != emulated:
             continue  # hardware: timed steps (counts confirm them); emulated: only the exact counts mean anything
-        g = g.sort_values("version", key=lambda s: s.map(tuple))
-        rows = list(g.itertuples())
-        for a, b in zip(rows, rows[1:]):
-            if a.version == b.version:
-                continue
-            # the lab's one verdict (compare.judge): counts are costs and exact, a change beyond the threshold;
-            # figures with run-to-run intervals on those intervals; older figures on their processes
-            # two versions measured in one run share its machine speed: their within-run parts judge them
-            s = judge(side(a._asdict()), side(b._asdict()), speed=higher_is_better(metric), threshold=threshold,
-                      same_run=a.run_id == b.run_id)
-            change, low, high, verdict, exact = s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict, None
-            if verdict == "no change":
-                continue
-            if metric not in exact_metrics:  # a timed step: what the exact counts say at the same versions
-                exact = _exact_change(pts, a, b, EXACT.get(metric))
-            out.append(Step("versions", series, metric, version_label(a.family, a.version),
-                            version_label(b.family, b.version), change, low, high, verdict, a.key_size,
-                            cipher=a.cipher, display=a.display, implementation=a.implementation, target=a.target,
-                            family=a.family, exact_change=exact))
+        out += _series_steps(pts, g, metric, threshold, metric not in exact_metrics)
+    return out
+
+
+def _series_steps(pts: pd.DataFrame, g: pd.DataFrame, metric: str, threshold: float, timed: bool) -> list[Step]:
+    """One series' steps by the lab's one detector (lab/steps.py), its points the versions (a version's rows
+    together) and each split judged on the two versions either side of it (steps.Neighbours): a version is
+    another program, and versions pooled on a side would make a drift of small changes a step."""
+    g = g.sort_values("version", key=lambda s: s.map(tuple), kind="stable")
+    rows = list(g.itertuples())
+    versions = [list(vs) for _, vs in itertools.groupby(rows, key=lambda r: tuple(r.version))]
+
+    def pair(i: int, j: int) -> Split:
+        # the lab's one verdict (compare.judge): counts are costs and exact, a change beyond the threshold;
+        # figures with run-to-run intervals on those intervals; older figures on their processes
+        # two versions measured in one run share its machine speed: their within-run parts judge them
+        a, b = versions[i][-1], versions[j][0]
+        s = judge(side(a._asdict()), side(b._asdict()), speed=higher_is_better(metric), threshold=threshold,
+                  same_run=a.run_id == b.run_id)
+        return Split(s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict)
+
+    out = []
+    for k, s in segment(Neighbours(pair), len(versions)):
+        a, b = versions[k - 1][-1], versions[k][0]
+        # a timed step: what the exact counts say at the same versions
+        exact = _exact_change(pts, a, b, EXACT.get(metric)) if timed else None
+        out.append(Step("versions", g.series.iloc[0], metric, version_label(a.family, a.version),
+                        version_label(b.family, b.version), s.change, s.low, s.high, s.verdict, a.key_size,
+                        cipher=a.cipher, display=a.display, implementation=a.implementation, target=a.target,
+                        family=a.family, exact_change=exact))
     return out
 
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from lab import flags
-from lab.errors import UsageError
+from lab.errors import UsageError, UserError
 from lab.schema import ToolchainFile
 
 SPACE = """\
@@ -191,6 +191,39 @@ def test_bench_compilers_summarises_stored_searches(found, lab):
         from_runs(lab, [run], ["nope"], results_dir=found["tmp"] / "results", say=lambda s: None)
 
 
+OLD_SEARCH = {"space": "flags/gcc-six.yaml", "base": "gcc-O3", "quantity": "encrypt_speed", "key_size": 128,
+              "run": "20261101T000000-flags-gcc-six", "cells": [{
+                  "cipher": "rc6", "implementation": "ref", "target": "host", "quantity": "encrypt_speed",
+                  "key_size": 128, "winner": ["-O3"], "tied": [], "spread": 1.5, "candidates_total": 2, "builds": 4,
+                  "distinct_binaries": 2, "rounds": 6, "processes": 12, "topped_up": 0,
+                  "eliminations": [[5, "-O0"]], "seconds": 30.0, "stages": {"race": 20.0},
+                  "candidates": [
+                      {"flags": ["-O3"], "toolchain": "gcc-O3-flags-1", "status": "winner", "reason": None,
+                       "same_binary_as": None, "processes": 6, "eliminated_round": None, "gate": "full",
+                       "estimate": 900.0, "ci_low": 890.0, "ci_high": 910.0},
+                      {"flags": ["-O0"], "toolchain": "gcc-O3-flags-2", "status": "slower", "reason": None,
+                       "same_binary_as": None, "processes": 6, "eliminated_round": 5, "gate": "quick",
+                       "estimate": 600.0, "ci_low": 590.0, "ci_high": 610.0}]}]}
+
+
+def test_a_stored_search_is_read_typed_and_written_back_as_it_was_and_a_bad_one_is_named(tmp_path):
+    """flagsearch.json as the search wrote it before it was typed (json.dumps of a dict) reads as a FlagSearch and
+    writes back the same content, without a ct part the search was not asked for; an unknown status is an error
+    naming the file and the key; a run that is no flag search has none."""
+    from lab import results
+
+    (tmp_path / "flagsearch.json").write_text(json.dumps(OLD_SEARCH, indent=1) + "\n")
+    doc = results.read_flag_search(tmp_path)
+    assert doc.cells[0].winner == ("-O3",) and doc.cells[0].candidates[1].eliminated_round == 5
+    assert doc.cells[0].ct is None and json.loads(doc.json_text()) == OLD_SEARCH
+    assert results.read_flag_search(tmp_path / "nothing") is None
+    bad = json.loads(json.dumps(OLD_SEARCH))
+    bad["cells"][0]["candidates"][0]["status"] = "best"
+    (tmp_path / "flagsearch.json").write_text(json.dumps(bad))
+    with pytest.raises(UserError, match=r"flagsearch.json: .*cells.0.candidates.0.status"):
+        results.read_flag_search(tmp_path)
+
+
 def test_the_race_judges_by_the_best_case_interval_as_compare_does(lab):
     # issue 26's DES row in a race: the best case 6 % slower, the slow layout mode hiding it from a U test
     from lab.flags import Candidate, Entry, Race
@@ -308,7 +341,7 @@ def test_the_race_gate_is_quick_and_the_winner_and_ties_pass_every_record(lab, t
     for e in (win, tie, slow):  # the slower one became the winner once the two failed, and failed in turn
         assert e.status == "unavailable" and e.gate == "full" and e.reason.startswith("full known-answer gate: ")
         assert f"line {line} of mars-bad.kat" in e.reason
-    assert found.json()["winner"] is None and found.stages["confirm"] > 0
+    assert found.record().winner is None and found.stages["confirm"] > 0
 
 
 # ------------------------------------------------------------------ --ct: a speed bought with a leak never wins
@@ -373,7 +406,7 @@ def test_a_leaking_candidate_races_in_its_own_pool_and_is_never_the_winner_even_
     assert alone.status == "leaks"  # no constant-time survivor: no winner at all
 
     found = CellSearch(c.impl, c.target, list(entries.values()), race, ct_asked=True)
-    d = found.json()
+    d = found.record().model_dump(mode="json")  # as stored (models.FlagCell)
     assert d["winner"] == list(winner.candidate.flags) and list(leak.candidate.flags) not in d["tied"]
     want = stats.compare_estimates(winner.estimate, leak.estimate, 0.95, higher_is_better=True)
     assert d["ct"] == {"checked": True, "not_checked_because": None, "leaking": 1, "fastest": ["-Os"],

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from lab import history, results
+from lab import history, results, steps
 
 from . import synth
 
@@ -129,7 +129,7 @@ def test_the_separation_of_every_split_is_the_mann_whitney_statistic_standardise
     for _ in range(50):
         x = rng.integers(0, 5, int(rng.integers(2, 14))).astype(float)  # many ties
         x[rng.integers(0, x.size)] = np.nan  # a run without values
-        z = history._separations(x)
+        z = steps.separations(x)
         assert z[0] == z[-1] == 0.0 and len(z) == x.size + 1
         for j in range(1, x.size):
             a, b = x[:j][~np.isnan(x[:j])], x[j:][~np.isnan(x[j:])]

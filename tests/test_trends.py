@@ -129,6 +129,17 @@ def test_one_digit_majors_order_by_number_and_a_minor_step_keeps_its_minor(tmp_p
     assert found[1].line().startswith("gcc 12.2.0 → 12.3.0: ")
 
 
+def test_a_gradual_drift_over_versions_is_no_step(tmp_path):
+    """Exact counts 2 % up at each of four versions (each within the 3 % threshold of the last): no step.  The
+    detector's split between versions is judged on the two versions either side of it; the versions pooled on a
+    side would call the 4 % between the first two and the last two a step."""
+    cells = [synth.cell("serpent", "ref", "gcc-" + v, "sparc64", key_sizes=(128,), emulated=True,
+                        timing=_timing(9000.0), icount=_icount(1200 * 1.02 ** i), compiler_version=MINOR[v])
+             for i, v in enumerate(["9.5.0", "10.2.1", "12.2.0", "12.3.0"])]
+    run = synth.write_run(tmp_path / "results", cells)
+    assert trends.steps(results.load(run, tmp_path / "results"), ("encrypt_speed",)) == []
+
+
 _SEEDED = """
 import re, sys
 from pathlib import Path

@@ -20,8 +20,10 @@ import shutil
 import time
 from pathlib import Path
 
+from .. import results
 from ..config import Lab
 from ..errors import UsageError
+from ..models import FlagCell, FlagSearch
 from . import header, store
 
 CIPHERS = ["serpent", "mars", "rc6", "rijndael", "twofish"]
@@ -53,18 +55,18 @@ def bench(lab: Lab, space: str | None = None, ciphers: list[str] | None = None, 
 STAGES = ("build", "gate", "lock_wait", "race", "confirm", "build_cpu", "gate_cpu")
 
 
-def _precision(cell: dict) -> float | None:
-    """The winner's relative half-width, from a cell of flagsearch.json."""
-    w = next((e for e in cell["candidates"] if e["status"] == "winner"), None)
-    if not w or not w["estimate"] or w["ci_low"] is None:
+def _precision(cell: FlagCell) -> float | None:
+    """The winner's relative half-width, from a searched cell."""
+    w = next((e for e in cell.candidates if e.status == "winner"), None)
+    if not w or not w.estimate or w.ci_low is None:
         return None
-    return (w["ci_high"] - w["ci_low"]) / 2 / w["estimate"]
+    return (w.ci_high - w.ci_low) / 2 / w.estimate
 
 
-def _search(kind: str, seconds: float, cells: list[dict], load_before: float | None, say=print) -> dict:
-    stages = {k: round(sum(c.get("stages", {}).get(k, 0.0) for c in cells), 1) for k in STAGES}
-    for c in cells:
-        c["winner_precision"] = _precision(c)
+def _search(kind: str, seconds: float, found: list[FlagCell], load_before: float | None, say=print) -> dict:
+    """One search's figures: its cells as stored (models.FlagCell), each with its winner's precision."""
+    cells = [{**c.model_dump(mode="json", exclude_unset=True), "winner_precision": _precision(c)} for c in found]
+    stages = {k: round(sum(c.stages.get(k, 0.0) for c in found), 1) for k in STAGES}
     load = round(os.getloadavg()[0], 2)
     say(f"search ({kind}): {seconds / 60:.1f} min: " + ", ".join(f"{k} {v:.0f} s" for k, v in stages.items())
         + (f"; load average {load_before:.1f} before, {load:.1f} after" if load_before is not None else ""))
@@ -92,30 +94,28 @@ def search_bench(lab: Lab, space: str | None, ciphers: list[str] | None, jobs: i
         t0 = time.monotonic()
         found = flags.search(lab, space, ciphers, build_dir=build, jobs=jobs,
                              say=lambda s: say(s) if s.startswith(("flags:", "  stages:")) else None)
-        searches.append(_search(kind, time.monotonic() - t0, [c.json() for c in found], load, say))
+        searches.append(_search(kind, time.monotonic() - t0, [c.record() for c in found], load, say))
     return summarise(lab, space, ciphers, searches, say)
 
 
 def from_runs(lab: Lab, first: list[str], second: list[str], results_dir: Path | None = None, say=print) -> dict:
-    """The same figures from stored searches (their runs' flagsearch.json): `first` the first search (one run, or
-    one per cipher), `second` the repeat.  A search's seconds are then the sum of its cells' (prepare and race)."""
-    import json
-
+    """The same figures from stored searches (their runs' outcome, results.read_flag_search): `first` the first
+    search (one run, or one per cipher), `second` the repeat.  A search's seconds are then the sum of its cells'
+    (prepare and race)."""
     results_dir = results_dir or lab.root / "results"
-    docs = []
+    by_id = {d.name: d for d in reversed(results.run_dirs(results_dir))}  # the first folder of an id, as before
+    docs: list[list[FlagSearch]] = []
     for runs in (first, second):
-        found = []
-        for r in runs:
-            paths = sorted(results_dir.glob(f"*/{r}/flagsearch.json"))
-            if not paths:
+        found = [results.read_flag_search(by_id[r]) if r in by_id else None for r in runs]
+        for r, f in zip(runs, found):
+            if f is None:
                 raise UsageError(f"option --first/--second: no flag search run '{r}' in {results_dir}")
-            found.append(json.loads(paths[0].read_text()))
         docs.append(found)
-    spaces = {d["space"] for ds in docs for d in ds}
+    spaces = {d.space for ds in docs for d in ds}
     if len(spaces) != 1:
         raise UsageError(f"options --first/--second: the runs searched different spaces ({', '.join(sorted(spaces))})")
-    searches = [_search(kind, sum(c["seconds"] for d in ds for c in d["cells"]),
-                        [c for d in ds for c in d["cells"]], None, say) for kind, ds in zip(("first", "repeat"), docs)]
+    searches = [_search(kind, sum(c.seconds for d in ds for c in d.cells), [c for d in ds for c in d.cells], None, say)
+                for kind, ds in zip(("first", "repeat"), docs)]
     doc = summarise(lab, spaces.pop(), [c["cipher"] for c in searches[0]["cells"]], searches, say)
     doc["runs"] = {"first": first, "second": second}
     return doc
@@ -156,8 +156,6 @@ def preset_bench(lab: Lab, say=print, jobs: int | None = None) -> dict:
     """The compilers preset (presets/compilers.yaml) from an empty build folder (cold: every build and known-answer
     gate; the images already built) and again (warm: builds current, verdicts remembered, measuring repeated), with
     `jobs` builds and gates at a time (--jobs; the core count when not given, as every run)."""
-    import json
-
     from ..run import RunRequest, run
 
     times = {}
@@ -168,11 +166,11 @@ def preset_bench(lab: Lab, say=print, jobs: int | None = None) -> dict:
         t0 = time.monotonic()
         o = run(lab, RunRequest(preset="compilers", tag="bench-compilers", jobs=jobs,
                                 results_dir=lab.root / "results", build_dir=build), say=lambda s: None)
-        meta = json.loads((o.run_dir / "run.json").read_text())
+        meta, _ = results.read_run(o.run_dir)
         counts = {str(k): n for k, n in o.counts.items()}  # Status names, as the run's summary line prints them
         times[kind] = {"seconds": round(time.monotonic() - t0, 1), "counts": counts, "run": o.run_dir.name,
-                       "stage_seconds": meta.get("stage_seconds", {}), "load_before": round(load, 2),
-                       "load_after": round(os.getloadavg()[0], 2), "jobs": meta["options"]["jobs"]}
+                       "stage_seconds": meta.stage_seconds, "load_before": round(load, 2),
+                       "load_after": round(os.getloadavg()[0], 2), "jobs": meta.options["jobs"]}
         say(f"compilers preset, {kind}: {times[kind]['seconds'] / 60:.1f} min {counts} "
             f"{times[kind]['stage_seconds']}; load average {load:.1f} before")
     return times

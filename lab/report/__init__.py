@@ -23,6 +23,7 @@ import pandas as pd
 from ..status import Status
 from .. import index, results, stats
 from ..config import Lab
+from ..models import CANDIDATE_STATUSES, FlagCt
 from . import analysis, charts, ct_leaks, drilldown, java, published, summary, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
@@ -184,50 +185,43 @@ def _section_versions(df: pd.DataFrame) -> dict:
 
 
 def _section_flags(run_paths: list[Path]) -> dict:
-    """The flag searches among the runs (flagsearch.json beside cells.jsonl, lab/flags.py): per cell the winner,
-    the candidates tied with it, the spread, what the race spent, and a chart of the candidates' intervals."""
-    import json
-
-    from ..models import CANDIDATE_STATUSES as STATUSES
-
+    """The flag searches among the runs (their typed outcome, results.read_flag_search; lab/flags.py): per cell the
+    winner, the candidates tied with it, the spread, what the race spent, and a chart of the candidates' intervals."""
     out = []
     for p in run_paths:
-        f = Path(p) / "flagsearch.json"
-        if not f.is_file():
-            continue
-        doc = json.loads(f.read_text())
-        for c in doc["cells"]:
-            measured = [e for e in c["candidates"] if e["estimate"] is not None]
-            measured.sort(key=lambda e: -e["estimate"])
-            label = lambda e: " ".join(e["flags"]) or "(base flags)"  # noqa: E731
-            chart = charts.hbar([f"{label(e)} [{e['status']}]" for e in measured], [e["estimate"] for e in measured],
-                                title=f"{c['cipher']}/{c['implementation']} on {c['target']}: {c['quantity']} "
-                                      f"{c['key_size']}-bit key, base {doc['base']}",
-                                xlabel="Kbit/s" if c["quantity"] != "key_setup_speed" else "keys/s",
-                                interval=([e["ci_low"] for e in measured], [e["ci_high"] for e in measured]))
-            # "leaks" only in a search with --ct (c["ct"]): a search without it never checked
-            counts = {s: sum(e["status"] == s for e in c["candidates"]) for s in STATUSES if s != "leaks" or "ct" in c}
-            out.append({**c, "base": doc["base"], "run": doc["run"], "chart": chart, "counts": counts,
-                        "ct_text": _flags_ct_text(c["ct"]) if "ct" in c else None,
-                        "winner_text": " ".join(c["winner"]) if c["winner"] is not None else None,
-                        "tied_text": [" ".join(t) or "(base flags)" for t in c["tied"]]})
+        search = results.read_flag_search(Path(p))
+        for c in search.cells if search else ():
+            measured = sorted((e for e in c.candidates if e.estimate is not None), key=lambda e: -e.estimate)
+            label = lambda e: " ".join(e.flags) or "(base flags)"  # noqa: E731
+            chart = charts.hbar([f"{label(e)} [{e.status}]" for e in measured], [e.estimate for e in measured],
+                                title=f"{c.cipher}/{c.implementation} on {c.target}: {c.quantity} "
+                                      f"{c.key_size}-bit key, base {search.base}",
+                                xlabel="Kbit/s" if c.quantity != "key_setup_speed" else "keys/s",
+                                interval=([e.ci_low for e in measured], [e.ci_high for e in measured]))
+            # "leaks" only in a search with --ct (c.ct): a search without it never checked
+            counts = {s: sum(e.status == s for e in c.candidates) for s in CANDIDATE_STATUSES
+                      if s != "leaks" or c.ct is not None}
+            out.append({**dict(c), "base": search.base, "run": search.run, "chart": chart, "counts": counts,
+                        "ct_text": _flags_ct_text(c.ct) if c.ct is not None else None,
+                        "winner_text": " ".join(c.winner) if c.winner is not None else None,
+                        "tied_text": [" ".join(t) or "(base flags)" for t in c.tied]})
     return {"cells": out}
 
 
-def _flags_ct_text(ct: dict) -> str:
+def _flags_ct_text(ct: FlagCt) -> str:
     """A flag search's constant-time row (--ct): why it was not checked, or the fastest overall against the
     fastest constant-time candidate."""
-    if not ct["checked"]:
-        return f"not checked: {ct['not_checked_because']}"
+    if not ct.checked:
+        return f"not checked: {ct.not_checked_because}"
     label = lambda f: " ".join(f) or "(base flags)"  # noqa: E731
-    head = f"{ct['leaking']} distinct binar{'y leaks' if ct['leaking'] == 1 else 'ies leak'}"
-    cost = ct["cost_of_ct"]
+    head = f"{ct.leaking} distinct binar{'y leaks' if ct.leaking == 1 else 'ies leak'}"
+    cost = ct.cost_of_ct
     if cost is None:
         return f"{head}; no constant-time candidate is left"
-    if ct["fastest"] == ct["fastest_ct"]:
+    if ct.fastest == ct.fastest_ct:
         return f"{head}; the fastest candidate is constant-time"
-    return (f"{head}; fastest overall {label(ct['fastest'])} (leaks); cost of constant time {cost['ratio']:.3f}x "
-            f"[{cost['ci_low']:.3f}, {cost['ci_high']:.3f}] ({cost['verdict']})")
+    return (f"{head}; fastest overall {label(ct.fastest)} (leaks); cost of constant time {cost.ratio:.3f}x "
+            f"[{cost.ci_low:.3f}, {cost.ci_high:.3f}] ({cost.verdict})")
 
 
 def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Path, compare_with,
