@@ -1,6 +1,6 @@
 """Compiler-version trends: speed against compiler version per family, and the significant steps between
-neighbouring versions, judged by the lab's one verdict on a change (``compare.judge``: the figures' run-to-run intervals, or the
-noise threshold for exact counts and older figures).
+neighbouring versions, judged by the lab's one verdict on a change (``compare.judge``: the figures' run-to-run
+intervals, or the noise threshold for exact counts and older figures).
 
 A *series* is one implementation on one target, one quantity, one compiler family and one set of flags (the
 flags must be equal for a version change to be the only change): its points are the versions measured, in

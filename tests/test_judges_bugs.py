@@ -79,7 +79,7 @@ e = lambda fl, st, v: flags.Entry(flags.Candidate(fl, lab.toolchain("gcc-O3")), 
                                   estimate=stats.Estimate(v, 0.99 * v, 1.01 * v, "min", 21, 0.95))
 cs = flags.CellSearch(None, None, [e(("-O2",), "winner", 1e3), e(("-O3",), "tied", 998.0), e(("-Os",), "leaks", 1300.0)],
                       flags.Race("encrypt_speed", 128), ct_asked=True)
-print(flags.ct_summary(cs), cs.ct_json())
+print(flags.ct_summary(cs), cs.ct_record().model_dump_json())
 """
 
 
