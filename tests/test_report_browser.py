@@ -72,6 +72,11 @@ def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
     assert not hidden, f"navigation targets under the bar or out of view after the jump: {hidden}"
     assert not overlaps, f"chart labels that overlap: {overlaps[:10]}"
     assert shot.stat().st_size > 10_000
+    # bench.mainjob's figure of the same: the whole page laid out, its height and DOM nodes
+    from lab.bench.mainjob import browser_render
+
+    b = browser_render(index)
+    assert b["seconds"] > 0 and b["height_px"] > 900 and b["dom_nodes"] > 100, b
 
 
 #: what a section says when the run did not give it anything: none may appear in the main job's report

@@ -123,7 +123,9 @@ def mainjob(d: dict) -> str:
         r = d.get(kind) or {}
         if r:
             p = r.get("precision") or {}
-            parts.append(f"{kind} {r.get('run_seconds', 0):.0f} s + report {r.get('report_seconds', 0):.0f} s, "
+            b = r.get("browser") or {}
+            shown = f", laid out in Chromium in {b['seconds']:.1f} s" if b else ""
+            parts.append(f"{kind} {r.get('run_seconds', 0):.0f} s + report {r.get('report_seconds', 0):.0f} s{shown}, "
                          f"{r.get('cells')} cells, precision met {_pct(p.get('share_met'))}")
     return "; ".join(parts) or "–"
 
