@@ -437,7 +437,8 @@ def jvm_state(java: str, flags: tuple[str, ...], run=None) -> dict:
         m = re.match(r"\s*\S+\s+(\w+)\s+=\s+(\S+)", ln)
         if m and m.group(1) in JIT_FLAGS:
             jit_flags[m.group(1)] = m.group(2)
-    build_line = (r.stderr.strip().splitlines() or [""])[-1]
+    # a JVM that does not start (not installed where the cell runs: "java: not found") has no build line
+    build_line = (r.stderr.strip().splitlines() or [""])[-1] if r.returncode == 0 else ""
     if "interpreted mode" in build_line or jit_flags.get("UseCompiler") == "false":
         jit = "interpreter"
     elif jit_flags.get("TieredCompilation") == "true" and int(jit_flags.get("TieredStopAtLevel", "4")) < 4:

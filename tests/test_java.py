@@ -270,3 +270,17 @@ def test_fork_minima_give_each_pinned_fork_its_best_iteration(java_build, tmp_pa
     forks = raw["primaryMetric"]["rawData"]
     assert len(forks) == 2 and all(len(f) == 10 for f in forks) and raw["measurementTime"] == "2 ms"
     assert out == {"rc6/ref": {"encrypt1": [min(f) for f in forks]}}
+
+
+def test_a_jvm_that_does_not_start_where_the_cell_runs_has_no_version():
+    """On an SSH host without the profile's JVM the shell says "java: not found": no build line, so the cell is
+    unavailable naming the package (lab/pipeline.py), not gated on a launcher that cannot start."""
+    from lab.backends.base import Completed
+    from lab.java import jvm_state
+
+    missing = jvm_state("java", (), lambda argv: Completed(argv, 127, "", "sh: 1: java: not found\n", 0.0))
+    assert missing["java_version"] == ""
+    here = jvm_state("java", (), lambda argv: Completed(argv, 0, "     bool UseCompiler = true {product}\n",
+                                                        'openjdk version "17"\nOpenJDK 64-Bit Server VM (build 17)\n',
+                                                        0.0))
+    assert here["java_version"] == "OpenJDK 64-Bit Server VM (build 17)" and here["jit"] == "C2"
