@@ -281,7 +281,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("runs", "how many runs (default 10)", "int", default=10),
                 Opt("load", "keep one gcc -O2 compile loop running beside the runs", "flag"),
                 Opt("files", "comma list of test files (default: the whole suite, the README's test command)", "csv"),
-                Opt("out", "JSON file to write (default bench/results/test-repeat-DATE.json)"), DEBUG),
+                Opt("out", "JSON-lines file to append to (default bench/results/test-repeat.jsonl)"), DEBUG),
             invoke="test.repeat"),
     Command("flags-search", "the fastest flag sets of a toolchain per (cipher, target), by racing, with ties",
             "flags_search", (

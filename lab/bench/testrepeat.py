@@ -6,7 +6,7 @@ with the project's options: one xdist worker per core, a file per worker), on th
 given, writing a junit XML report; the reports are tallied into "test id -> failed k of N".  With ``load`` a
 thread keeps one gcc -O2 compile running from before the first run to after the last (one core busy, as a
 build beside the tests would keep it), and counts the compiles it finished, so the summary shows the load was
-there.  The figures are stored in bench/results/test-repeat-DATE.json.
+there.  The figures are appended to bench/results/test-repeat.jsonl.
 """
 
 from __future__ import annotations

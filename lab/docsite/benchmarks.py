@@ -117,6 +117,16 @@ def aa(d: dict) -> str:
     return out
 
 
+def test_repeat(d: dict) -> str:
+    runs = d.get("per_run") or []
+    secs = [r.get("seconds") or 0 for r in runs]
+    load = d.get("load") or {}
+    what = ", ".join(f.split("/")[-1] for f in d.get("files") or []) or "the whole suite"
+    failed = ", ".join(f"{t} {v.get('failed')} of {v.get('runs')}" for t, v in sorted((d.get("failures") or {}).items()))
+    return (f"{what}: {len(runs)} runs, failures: {failed or 'none'}; {min(secs, default=0):.0f}-"
+            f"{max(secs, default=0):.0f} s a run" + (f"; {load.get('compiles')} compiles beside them" if load else ""))
+
+
 def mainjob(d: dict) -> str:
     parts = []
     for kind in ("cold", "warm"):
@@ -138,6 +148,7 @@ FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
     "java": ("bench.java", java), "mutation": ("bench.mutation", mutation),
     "semantic-mutation": ("bench.mutation --semantic", semantic_mutation), "scale": ("bench.scale", scale),
     "compilers": ("bench.compilers", compilers), "mainjob": ("bench.mainjob", mainjob), "aa": ("bench.aa", aa),
+    "test-repeat": ("test.repeat", test_repeat),
 }
 
 
@@ -162,15 +173,17 @@ def _condition(d: dict) -> str:
     return f" ({c})" if c else ""
 
 
-def latest(results: list[dict]) -> dict[str, dict]:
-    """The newest result per kind of machine and condition (by the date it records); a result judged again from
+def latest(results: list[dict]) -> dict[tuple[str, str], dict]:
+    """The newest result per kind of machine and condition, and per subject where results name one (test.repeat's
+    files), keyed (machine and condition, subject), by the date each records; a result judged again from
     the same stored runs (bench.aa --runs) replaces the first judgement of them."""
     ordered = sorted(results, key=lambda d: (d.get("date", ""), d.get("id", "")))
     newest = {tuple(d["runs"]): d for d in ordered if isinstance(d.get("runs"), list)}
-    out: dict[str, dict] = {}
+    out: dict[tuple[str, str], dict] = {}
     for d in ordered:
         if not isinstance(d.get("runs"), list) or newest[tuple(d["runs"])] is d:
-            out[machine_kind(d) + _condition(d)] = d
+            # what was run (test.repeat --files) makes a row of its own too
+            out[(machine_kind(d) + _condition(d), ",".join(d.get("files") or []))] = d
     return out
 
 
@@ -220,7 +233,7 @@ def page(root: Path) -> str:
            "| benchmark | machine | date | figures | file, id |", "| --- | --- | --- | --- | --- |"]
     every = {name: _stored(root, name) for name in FIGURES}
     for name, (task, figures) in FIGURES.items():
-        for kind, d in sorted(latest(every[name]).items()):
+        for (kind, _), d in sorted(latest(every[name]).items()):
             out.append(f"| `{task}` | {kind} | {d.get('date', '')[:10]} | {figures(d)} | "
                        f"`bench/results/{SHARED.get(name, (name,))[0]}.jsonl`, `{d.get('id')}` |")
     out += ["", "## What each benchmark measures", "", *_what()]
