@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import threading
 import time
 from collections import Counter
@@ -413,7 +414,10 @@ def _supported(cell: Cell, v: Verdict) -> Cell:
 def _package_for(exe: str, cell: Cell) -> str:
     if exe.startswith(cell.target.triple + "-"):
         return f"gcc-{cell.target.triple} (or build in the target's container: --backend container)"
-    return {"g++": "g++", "clang++": "clang", "clang": "clang", "gcc": "gcc"}.get(exe, cell.toolchain.package)
+    m = re.fullmatch(r"(g\+\+|clang\+\+)(-\d+)?", exe)  # a C++ adapter's compiler of a versioned toolchain
+    if m:  # Debian: g++-11 is its own package; clang++-16 comes with clang-16
+        return ("g++" if m.group(1) == "g++" else "clang") + (m.group(2) or "")
+    return {"clang": "clang", "gcc": "gcc"}.get(exe, cell.toolchain.package)
 
 
 # ------------------------------------------------------------------ backends

@@ -357,3 +357,15 @@ def test_each_version_found_in_an_image_is_installed_by_its_dockerfile(lab):
                 assert cv.version == "14" and f"toolchain.sh {t.triple} {t.arch}" in text, (cv.name, name)
             else:
                 assert f" {cv.executable}" in text.split("apt-get install", 1)[1], (cv.name, name)
+
+
+def test_a_missing_cpp_compiler_of_a_versioned_toolchain_names_its_own_package():
+    """A peer adapter (C++) under gcc-11: g++-11 is a package of its own (gcc-11 does not bring it)."""
+    from types import SimpleNamespace
+
+    from lab.pipeline import _package_for
+
+    cell = SimpleNamespace(target=SimpleNamespace(triple="x86_64-linux-gnu"),
+                           toolchain=SimpleNamespace(package="gcc-11"))
+    assert _package_for("g++-11", cell) == "g++-11" and _package_for("clang++-16", cell) == "clang-16"
+    assert _package_for("g++", cell) == "g++" and _package_for("gcc-11", cell) == "gcc-11"
