@@ -64,6 +64,10 @@ def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
         shot = Path(__file__).resolve().parent.parent / "build" / "report-screenshot.png"
         shot.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(shot), full_page=True)
+        # at 900 px the page does not scroll sideways (wide tables scroll in their own box)
+        page.set_viewport_size({"width": 900, "height": 900})
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        sideways = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         browser.close()
     assert not problems, problems
     assert len(sizes) >= 4 and all(w > 50 and h > 50 for w, h in sizes), sizes
@@ -71,6 +75,7 @@ def test_report_renders_in_chromium(fixture_lab, small_run, tmp_path):
     assert not missing, f"nav links without target: {missing}"
     assert not hidden, f"navigation targets under the bar or out of view after the jump: {hidden}"
     assert not overlaps, f"chart labels that overlap: {overlaps[:10]}"
+    assert sideways <= 0, f"the page scrolls {sideways} px sideways at 900 px"
     assert shot.stat().st_size > 10_000
     # bench.mainjob's figure of the same: the whole page laid out, its height and DOM nodes
     from lab.bench.mainjob import browser_render
