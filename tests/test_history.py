@@ -261,3 +261,43 @@ def test_two_steps_early_and_late_are_both_found_with_their_changes():
                       "per_process": [None] * 5})
     assert [(k, round(ch, 6)) for k, ch, *_ in history.change_points(g)] == [
         (1, round(100 / 110 - 1, 6)), (4, round(110 / 121 - 1, 6))]
+
+
+def test_a_series_threshold_is_its_median_run_to_run_sd_by_hand():
+    """history.series_threshold from the trimmed rows' intervals alone: z(99 %) * sqrt(2) * the median of their
+    relative sds (half-width / z(95 %)), at least 1 %; rows of other estimators, rows without an interval and an
+    exact count play no part; no trimmed row: the lab's 3 %."""
+    import math
+
+    import pandas as pd
+    from scipy.stats import norm
+
+    from lab import history
+
+    def row(est, lo, hi, estimator="trimmed", confidence=0.95):
+        return {"estimate": est, "ci_low": lo, "ci_high": hi, "estimator": estimator, "confidence": confidence}
+
+    rows = [row(100.0, 98.0, 102.0), row(200.0, 192.0, 208.0), row(50.0, 48.5, 51.5), row(80.0, 70.0, 90.0),
+            row(100.0, 60.0, 140.0, "median"), row(100.0, float("nan"), float("nan")),
+            row(1e4, 1e4, 1e4, "exact", None)]
+    # relative half-widths 2 %, 4 %, 3 %, 12.5 % (the others play no part): median sd 3.5 % / z(95 %)
+    want = norm.ppf(0.995) * math.sqrt(2) * (0.035 / norm.ppf(0.975))
+    assert history.series_threshold(pd.DataFrame(rows)) == pytest.approx(want, rel=1e-9)
+    tiny = [row(100.0, 99.9, 100.1), row(100.0, 99.95, 100.05)]
+    assert history.series_threshold(pd.DataFrame(tiny)) == 0.01  # the effect floor
+    assert history.series_threshold(pd.DataFrame(rows[4:])) == 0.03  # nothing with a run-to-run interval
+
+
+def test_the_noise_gauge_line_by_hand():
+    """gauge_line's figures from a known gauge: the spreads' median, 90th percentile (linear) and maximum, and the
+    same of the gauge-relative spreads that exist."""
+    import pandas as pd
+
+    from lab import history
+
+    g = pd.DataFrame({"spread": [0.01, 0.02, 0.03, 0.10], "spread_gauge_relative": [0.005, 0.015, None, 0.02]})
+    assert history.gauge_line(g) == (
+        "noise gauge: 4 quantities of identical builds in several runs; spread p50 2.50 %, p90 7.90 %, max 10.00 %; "
+        "relative to the machine-speed gauge (3 of them): p50 1.50 %, p90 1.90 %, max 2.00 %")
+    assert history.gauge_line(g.drop(columns="spread_gauge_relative")).endswith("max 10.00 %")
+    assert history.gauge_line(g.iloc[:0]) == "noise gauge: no identical build measured in two runs yet"

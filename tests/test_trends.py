@@ -168,3 +168,22 @@ def test_steps_and_report_tables_are_the_same_under_two_hash_seeds(df, tmp_path)
         outs.append(r.stdout)
     assert "4 significant steps" in outs[0] and "<table" in outs[0]
     assert outs[0] == outs[1]
+
+
+def test_a_step_says_itself_in_one_line_exactly():
+    """Step.line, both kinds, every part: versions with the exact counts confirming or not, runs with their
+    revisions (one revision: none shown), key size and block count, and a profile."""
+    from lab.steps import Step
+
+    v = Step("versions", "s", "encrypt_speed", "gcc 12.2.0", "gcc 12.3.0", -0.094, -0.112, -0.071, "slower", 128,
+             display="SERPENT", implementation="bitslice", target="host", family="gcc", exact_change=-0.0512)
+    assert v.line() == ("gcc 12.2.0 → 12.3.0: SERPENT encrypt -9 % [-11, -7] (bitslice on host); "
+                        "guest instructions -5.1 % (confirms)")
+    v.exact_change = 0.02
+    assert v.line().endswith("guest instructions +2.0 % (does not confirm)")
+    r = Step("runs", "rc6/ref@gcc-O3@host", "insn_encrypt_per_block", "r1", "r2", 0.1234, 0.1, 0.15, "faster",
+             128, 16, revisions=("abc", "def"), profile="nist")
+    assert r.line() == ("rc6/ref@gcc-O3@host insn_encrypt_per_block 128-bit key n=16: faster +12.3 % [+10.0, +15.0] "
+                        "from run r2; revisions abc..def (profile nist)")
+    same = Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower", revisions=("abc", "abc"))
+    assert same.line() == "x encrypt_speed: slower -5.0 % [-7.0, -3.0] from run r2"
