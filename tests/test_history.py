@@ -301,3 +301,26 @@ def test_the_noise_gauge_line_by_hand():
         "relative to the machine-speed gauge (3 of them): p50 1.50 %, p90 1.90 %, max 2.00 %")
     assert history.gauge_line(g.drop(columns="spread_gauge_relative")).endswith("max 10.00 %")
     assert history.gauge_line(g.iloc[:0]) == "noise gauge: no identical build measured in two runs yet"
+
+
+def test_the_step_detectors_judges_by_hand():
+    """lab/steps.py's judges on series whose answers are known: exact counts (costs) with two steps, a change
+    under the threshold, and timed runs (each run's median cost) with one step, under and over the threshold."""
+    import numpy as np
+
+    from lab import steps
+
+    two = steps.segment(steps.Counts(np.array([100.0, 100, 80, 80, 100, 100])), 6)
+    assert [(k, round(s.change, 6), s.verdict) for k, s in two] == [(2, 0.25, "faster"), (4, -0.2, "slower")]
+    assert steps.segment(steps.Counts(np.array([100.0, 100, 98, 98])), 4) == []  # 2 %: under the 3 % threshold
+    assert steps.segment(steps.Counts(np.array([100.0, 100, 98, 98]), threshold=0.01), 4)[0][0] == 2
+
+    runs = steps.Runs(np.array([10.0, 10.1, 9.9, 10.0, 10.05, 9.95, 11.0, 11.1, 10.9, 11.0, 11.05, 10.95]))
+    assert runs.candidates(0, 12)[0] == 6  # the best-separated split first
+    (k, s), = steps.segment(runs, 12)
+    assert k == 6 and s.verdict == "slower" and s.change == pytest.approx(10.0 / 11.0 - 1, abs=0.005)
+    assert s.low <= s.change <= s.high
+    flat = steps.Runs(np.array([10.0, 10.1, 9.9, 10.0, 10.2, 10.3, 10.1, 10.2]))  # +2 %: under the threshold
+    assert flat.candidates(0, 8) == [] and steps.segment(flat, 8) == []
+    # two runs after a step are too few to call it (RUN_UNITS a side): no step one run early either
+    assert steps.segment(steps.Runs(np.array([10.0, 10.1, 9.9, 10.0, 10.1, 11.0, 11.1])), 7) == []
