@@ -245,8 +245,8 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
 
 
 def _x_label(r, by: str) -> str:
-    if by == "revision":
-        return (r.revision or "?")[:10]
+    if by == "revision":  # a run without one (NaN in a loaded frame) is "?", not a crash of the page
+        return r.revision[:10] if isinstance(r.revision, str) and r.revision else "?"
     if by == "date":
         return r.run_id[:15]
     found = compiler_of(r.compiler_version, r.compiler)  # "gcc 12.2.0", not "gcc" for every gcc version

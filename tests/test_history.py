@@ -324,3 +324,29 @@ def test_the_step_detectors_judges_by_hand():
     assert flat.candidates(0, 8) == [] and steps.segment(flat, 8) == []
     # two runs after a step are too few to call it (RUN_UNITS a side): no step one run early either
     assert steps.segment(steps.Runs(np.array([10.0, 10.1, 9.9, 10.0, 10.1, 11.0, 11.1])), 7) == []
+
+
+def test_a_series_order_and_its_x_labels_by_date_revision_and_compiler():
+    """history's three orders of one series' runs and the label each run gets: by date (start, then id), by
+    revision (position in the repository's history, unknown revisions last, ties by start), by compiler (the
+    whole version as numbers: 9 < 12.2 < 12.10, ties by start)."""
+    import pandas as pd
+
+    from lab import history
+
+    g = pd.DataFrame({
+        "run_id": ["20260101T000003Z-c", "20260101T000001Z-a", "20260101T000002Z-b", "20260101T000004Z-d"],
+        "started": [3.0, 1.0, 2.0, 4.0],
+        "revision": ["c" * 40, "a" * 40, None, "d" * 40 + "+"],
+        "revision_order": [0.0, 2.0, float("nan"), 1.0],
+        "compiler": ["gcc"] * 4,
+        "compiler_version": ["gcc (Debian 12.10.0-1) 12.10.0", "gcc (Debian 12.2.0-14) 12.2.0",
+                             "gcc (Debian 9.5.0-3) 9.5.0", "gcc (Debian 12.2.0-14) 12.2.0"]})
+    ids = lambda by: [r[-1] for r in history._order(g, by).run_id]  # noqa: E731
+    assert ids("date") == ["a", "b", "c", "d"]
+    assert ids("revision") == ["c", "d", "a", "b"]
+    assert ids("compiler") == ["b", "a", "d", "c"]
+    r = g.iloc[0]
+    assert history._x_label(r, "date") == "20260101T000003" and history._x_label(r, "revision") == "c" * 10
+    assert history._x_label(r, "compiler") == "gcc 12.10.0"
+    assert history._x_label(g.iloc[2], "revision") == "?"
