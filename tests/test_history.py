@@ -350,3 +350,29 @@ def test_a_series_order_and_its_x_labels_by_date_revision_and_compiler():
     assert history._x_label(r, "date") == "20260101T000003" and history._x_label(r, "revision") == "c" * 10
     assert history._x_label(r, "compiler") == "gcc 12.10.0"
     assert history._x_label(g.iloc[2], "revision") == "?"
+
+
+def test_the_noise_gauge_by_hand():
+    """noise_gauge: identical builds (cell, compiler version, flags, clean revision) in several runs, their
+    spread max / min - 1; a dirty revision, an exact count, a quantity of one run and another compiler version
+    are not identical builds of it."""
+    import pandas as pd
+
+    from lab import history
+
+    def row(run, est, rel=None, rev="abc", cv="gcc 12.2.0", metric="encrypt_speed", estimator="trimmed"):
+        return {"cipher": "rc6", "implementation": "ref", "toolchain": "gcc-O3", "target": "host", "machine": "m",
+                "profile": "quick", "metric": metric, "key_size": 128.0, "n_blocks": float("nan"),
+                "compiler_version": cv, "cflags": "-O3", "revision": rev, "estimate": est,
+                "estimator": estimator, "gauge_relative": rel, "run_id": run}
+
+    df = pd.DataFrame([row("r1", 100.0, 1.00), row("r2", 104.0, 1.01), row("r3", 102.0, 1.02),
+                       row("r4", 50.0, 0.5, rev="abc+"),  # uncommitted changes: not the same build
+                       row("r5", 90.0, 0.9, cv="gcc 13.1.0"),  # another compiler: one run of its own, left out
+                       row("r1", 1e4, metric="insn_encrypt_per_block", estimator="exact"),
+                       row("r2", 2e4, metric="insn_encrypt_per_block", estimator="exact")])
+    g = history.noise_gauge(df)
+    assert len(g) == 1
+    (r,) = g.itertuples()
+    assert (r.count, r.min, r.max) == (3, 100.0, 104.0)
+    assert r.spread == pytest.approx(0.04) and r.spread_gauge_relative == pytest.approx(0.02)
