@@ -26,13 +26,13 @@ RUNNER_SCRIPT = Path("dockerfiles/scripts/cipherlab-run")
 # beside it, <program>.launch.json: {"java", "flags", "classpath" (files), "main"}; a backend on another machine
 # ships the classpath's files and starts the same command there (lab/backends/ssh.py).
 LAUNCH_SUFFIX = ".launch.json"
+TIMED_OUT = 124  # coreutils timeout's status when it had to stop the command
 
 
 def launch_spec(program: Path | str) -> dict | None:
     """The launch spec of a launcher program, None for a built binary."""
     path = Path(str(program) + LAUNCH_SUFFIX)
     return json.loads(path.read_text()) if path.is_file() else None
-TIMED_OUT = 124  # coreutils timeout's status when it had to stop the command
 
 
 @dataclass

@@ -40,7 +40,7 @@ from typing import Iterator
 
 from ..config import ROOT, HostFile, Target
 from ..errors import RunError
-from .base import RUNNER_SCRIPT, Backend, Completed, launch_spec
+from .base import RUNNER_SCRIPT, TIMED_OUT, Backend, Completed, launch_spec
 
 CONNECT_TIMEOUT = 15  # seconds for the TCP connection, the SSH banner and the authentication
 KEEPALIVE_SECONDS = 5  # an SSH keepalive goes out after this long without sending anything
@@ -115,7 +115,6 @@ class SshBackend(Backend):
         self._answers: _Answers | None = None
         self._down: str | None = None  # why the host stopped answering
         self._remote: dict[Path, str] = {}  # local file -> remote path
-        self._launchers: dict[str, str] = {}  # a launcher's text on the host -> its remote path
         self._facts: dict | None = None
         self.workdir = host.workdir or ".cipherlab"
 
@@ -275,12 +274,13 @@ class SshBackend(Backend):
         spec = launch_spec(program)
         if spec is None:
             return self._upload(program, 0o755)
-        cp = ":".join(self._upload(Path(f)) for f in spec["classpath"])
-        text = "#!/bin/sh\nexec " + " ".join(shlex.quote(x) for x in (
-            spec["java"], *spec["flags"], "-cp", cp, spec["main"])) + ' "$@"\n'
-        if text not in self._launchers:
-            self._launchers[text] = self._store(program.name, text.encode(), 0o755)
-        return self._launchers[text]
+        program = program.resolve()
+        if program not in self._remote:  # once per launcher, as a binary is uploaded once (not per process)
+            cp = ":".join(self._upload(Path(f)) for f in spec["classpath"])
+            text = "#!/bin/sh\nexec " + " ".join(shlex.quote(x) for x in (
+                spec["java"], *spec["flags"], "-cp", cp, spec["main"])) + ' "$@"\n'
+            self._remote[program] = self._store(program.name, text.encode(), 0o755)
+        return self._remote[program]
 
     # -------------------------------------------------------------- protocol
     def prepare(self, targets: list[Target], inputs=()) -> None:
@@ -290,7 +290,7 @@ class SshBackend(Backend):
             for f in inputs:
                 self._upload(Path(f))
         except HostUnreachable as e:
-            self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
+            self._went_down(e)
 
     @property
     def down(self) -> str | None:
@@ -308,32 +308,35 @@ class SshBackend(Backend):
     def run_program(self, program, args, *, target, timeout, env=None, cpu=None, icount=None) -> Completed:
         if icount is not None:  # guest instructions are the same anywhere: counted here, under QEMU
             return self.build.run_program(program, args, target=target, timeout=timeout, env=env, icount=icount)
-        wall = time.time()
-        try:
+        from .base import runner_args, runner_env
+
+        def command() -> str:  # the uploads are part of the exchange: a host lost during them is lost here too
             remote = self._ship(Path(program))
             remote_args = [self._upload(Path(a)) if Path(a).is_absolute() and Path(a).is_file() else a for a in args]
-            from .base import runner_args, runner_env
-
             envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**runner_env(target), **(env or {})}.items())
-            cmd = " ".join(shlex.quote(x) for x in [self.runner(), *runner_args(cpu, None), remote, *remote_args])
-            status, out, err, seconds = self._sh(
-                f"cd && env {envs} timeout -k 5 {timeout:g} {cmd}", timeout + 5)
-        except HostUnreachable as e:
-            self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
-            return Completed([str(program), *args], None, "", self._down, 0.0, started=wall, unreachable=True)
-        if status == 124:
-            return Completed([str(program), *args], None, out, err, seconds, timed_out=True, started=wall)
-        return Completed([str(program), *args], status, out, err, seconds, started=wall)
+            return f"env {envs} " + " ".join(shlex.quote(x) for x in [self.runner(), *runner_args(cpu, None), remote,
+                                                                       *remote_args])
+        return self._run_there([str(program), *args], command, timeout)
 
     def run_command(self, argv: list[str], *, target: Target, timeout: float) -> Completed:
+        return self._run_there(list(argv), lambda: " ".join(shlex.quote(x) for x in argv), timeout)
+
+    def _run_there(self, argv: list[str], command, timeout: float) -> Completed:
+        """`command()` (a shell command line) on the host, in its home folder, under `timeout`: its Completed
+        (returncode None when the time ran out), or an unreachable one when the host is lost."""
         wall = time.time()
         try:
-            status, out, err, seconds = self._sh(
-                f"cd && timeout -k 5 {timeout:g} {' '.join(shlex.quote(x) for x in argv)}", timeout + 5)
+            status, out, err, seconds = self._sh(f"cd && timeout -k 5 {timeout:g} {command()}", timeout + 5)
         except HostUnreachable as e:
-            self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
-            return Completed(list(argv), None, "", self._down, 0.0, started=wall, unreachable=True)
-        return Completed(list(argv), status, out, err, seconds, started=wall, timed_out=status == 124)
+            self._went_down(e)
+            return Completed(argv, None, "", self._down, 0.0, started=wall, unreachable=True)
+        if status == TIMED_OUT:
+            return Completed(argv, None, out, err, seconds, timed_out=True, started=wall)
+        return Completed(argv, status, out, err, seconds, started=wall)
+
+    def _went_down(self, e: Exception) -> None:
+        """Remembers why the host is lost."""
+        self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
 
     def machine_facts(self) -> dict:
         if self._facts is None:
@@ -430,7 +433,7 @@ class SshBackend(Backend):
                     _, holder, _, _ = self._sh(f"cat {lock}.who 2>/dev/null", 0)
             except HostUnreachable as e:
                 if not self._down:
-                    self._down = f"host {self.host_name} ({self.host.address}:{self.host.port}) unreachable: {e}"
+                    self._went_down(e)
                 yield {}
                 return
             if chan is None:
