@@ -485,9 +485,9 @@ def classes_jar(b: JavaBuild) -> Path:
     return path
 
 
-def shared_classpath(b: JavaBuild) -> str:
-    """The build's classpath with the jars (in ~/.m2, which a container does not mount) copied beside the classes,
-    into the build folder every backend sees."""
+def shared_jars(b: JavaBuild) -> list[Path]:
+    """The build's jars (in ~/.m2, which a container does not mount) copied beside the classes, into the build
+    folder every backend sees."""
     folder = b.classes.parent.parent / "jars"
     folder.mkdir(parents=True, exist_ok=True)
     copies = []
@@ -496,7 +496,12 @@ def shared_classpath(b: JavaBuild) -> str:
         if not dest.is_file() or dest.stat().st_size != j.stat().st_size:
             shutil.copyfile(j, dest)
         copies.append(dest)
-    return os.pathsep.join([str(b.classes), *map(str, copies)])
+    return copies
+
+
+def shared_classpath(b: JavaBuild, jars: list[Path] | None = None) -> str:
+    """The build's classes and its shared jars (:func:`shared_jars`) as a classpath."""
+    return os.pathsep.join([str(b.classes), *map(str, shared_jars(b) if jars is None else jars)])
 
 
 class JavaBuilder:
@@ -531,8 +536,9 @@ class JavaBuilder:
         why = refused.get("*") or (refused.get(impl.cipher) if impl.impl_class != "peer" else None)
         if b is None or why:
             raise JavaBuildFailed(why or "javac failed")
-        cp = shared_classpath(b)
-        shipped = (classes_jar(b), *(Path(j) for j in cp.split(os.pathsep)[1:]))  # what an SSH host receives
+        jars = shared_jars(b)
+        cp = shared_classpath(b, jars)
+        shipped = (classes_jar(b), *jars)  # what an SSH host receives
         tag = hashlib.sha256(json.dumps([java, list(flags)]).encode()).hexdigest()[:12]
         out = {}
         for program, main in MAINS.items():
