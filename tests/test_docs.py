@@ -131,3 +131,32 @@ def test_the_compiler_matrix_and_plain_ct_results_share_a_file_and_get_a_row_eac
     assert len(plain) == 1 and "4 cells on host" in plain[0] and "2030-01-01" in plain[0]
     assert len(matrix) == 1 and "16 cells (2 implementations" in matrix[0] and "compiler-made leaks 1" in matrix[0]
     assert "600 s" in matrix[0] and "`bench/results/ct.jsonl`" in matrix[0]
+
+
+def test_the_main_job_and_test_repeat_rows_say_their_own_figures(tmp_path):
+    """bench.mainjob's row gives cold and warm each their own figures (run, report, Chromium, precision);
+    test.repeat's gives each set of files a row with its runs, failures, seconds and the compiles beside them."""
+    (tmp_path / "docs").mkdir()
+    quiet = lambda s: None  # noqa: E731
+    m = {"cpu_model": "CPU A", "cores": 2}
+
+    def job(run, report, share, browser):
+        return {"run_seconds": run, "report_seconds": report, "cells": 7, "precision": {"share_met": share},
+                "browser": {"seconds": browser}}
+    store(tmp_path, {"format": "cipherlab-bench-mainjob", "date": "2030-01-01T00:00:00+00:00", "machine": m,
+                     "cold": job(300.4, 20.0, 0.9, 3.25), "warm": job(80.0, 9.6, 0.95, 2.0)}, "mainjob", say=quiet)
+    for files, fail in ((["tests/test_a.py"], {}), (["tests/test_b.py::t"], {"tests/test_b.py::t": {"failed": 1,
+                                                                                                   "runs": 3}})):
+        store(tmp_path, {"format": "cipherlab-bench-test-repeat", "date": "2030-01-01T00:00:00+00:00", "machine": m,
+                         "files": files, "failures": fail, "load": {"compiles": 12},
+                         "per_run": [{"seconds": 10.2}, {"seconds": 31.0}, {"seconds": 12.0}]}, "test-repeat",
+              say=quiet)
+    benchmarks.write(tmp_path, say=quiet)
+    page = (tmp_path / benchmarks.PAGE).read_text().splitlines()
+    (main,) = [ln for ln in page if ln.startswith("| `bench.mainjob` |")]
+    assert ("cold 300 s + report 20 s, laid out in Chromium in 3.2 s, 7 cells, precision met 90.00 %; "
+            "warm 80 s + report 10 s, laid out in Chromium in 2.0 s, 7 cells, precision met 95.00 %") in main
+    rows = [ln for ln in page if ln.startswith("| `test.repeat` |")]
+    assert len(rows) == 2
+    assert "test_a.py: 3 runs, failures: none; 10-31 s a run; 12 compiles beside them" in rows[0]
+    assert "test_b.py::t: 3 runs, failures: tests/test_b.py::t 1 of 3" in rows[1]

@@ -1,7 +1,8 @@
 """invoke bench.ct --compilers: the compiler-made leak matrix.
 
 The cells: every implementation that claims constant time (``constant_time: true`` in cipher.yaml, or in
-peer.yaml where the library claims it: only its adapter is the toolchain's build) x every gcc and clang version a target has (toolchains/versions.yaml,
+peer.yaml where the library claims it: only its adapter is the toolchain's build) x every gcc and clang version
+a target has (toolchains/versions.yaml,
 :func:`lab.ctblame.versions_of`; on the host only the installed ones) x the optimisation levels :data:`LEVELS`,
 on each target (default: the host).  Each cell is built, gated and traced as ``python -m lab ct`` does it.  A cell
 that leaks where the same implementation is clean with another compiler or level on that target is a leak the

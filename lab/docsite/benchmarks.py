@@ -140,7 +140,7 @@ def mainjob(d: dict) -> str:
     return "; ".join(parts) or "–"
 
 
-#: benchmark (its file's name, or SHARED's file) -> what the invoke task is and the one line of figures of a result
+#: benchmark (its file's name, or FILE_OF's) -> what the invoke task is and the one line of figures of a result
 FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
     "repeatability": ("bench.repeatability", repeatability), "peers": ("bench.peers", peers),
     "ct": ("bench.ct", ct), "ct-compilers": ("bench.ct --compilers", ct_compilers),
@@ -152,14 +152,17 @@ FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
 }
 
 
-#: results that share a file with another benchmark's: (file, the format of theirs)
-SHARED = {"ct": ("ct", "cipherlab-bench-ct"), "ct-compilers": ("ct", "cipherlab-bench-ct-compilers")}
+#: benchmarks whose results are appended to another's file (bench.ct --compilers to ct.jsonl)
+FILE_OF = {"ct-compilers": "ct"}
 
 
 def _stored(root: Path, name: str) -> list[dict]:
-    file, fmt = SHARED.get(name, (name, None))
+    """A benchmark's results; in a shared file, the ones of its own format (bench.header: cipherlab-bench-NAME)."""
+    file = FILE_OF.get(name, name)
     found = stored(root / "bench" / "results" / f"{file}.jsonl")
-    return [d for d in found if fmt is None or d.get("format") == fmt]
+    if file not in FILE_OF.values():
+        return found
+    return [d for d in found if d.get("format") == f"cipherlab-bench-{name}"]
 
 
 def machine_kind(d: dict) -> str:
@@ -235,7 +238,7 @@ def page(root: Path) -> str:
     for name, (task, figures) in FIGURES.items():
         for (kind, _), d in sorted(latest(every[name]).items()):
             out.append(f"| `{task}` | {kind} | {d.get('date', '')[:10]} | {figures(d)} | "
-                       f"`bench/results/{SHARED.get(name, (name,))[0]}.jsonl`, `{d.get('id')}` |")
+                       f"`bench/results/{FILE_OF.get(name, name)}.jsonl`, `{d.get('id')}` |")
     out += ["", "## What each benchmark measures", "", *_what()]
     for name, (title, table) in DETAILS.items():
         d = _full(every[name], name)
