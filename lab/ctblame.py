@@ -311,7 +311,7 @@ def _pass_or_source(p: Prober, sig, found: list[Finding]) -> list[Finding]:
     unoptimised build branches on a ternary that -O2 turns into a select): the pass search runs."""
     tc = p.cell.toolchain
     flag_found = any(f.kind == "flag" for f in found)
-    # the flag search has checked -O0 already when nothing removed the leak (the space's last level): no rebuild
+    # with the default space the flag search has checked -O0 already (its last level): Prober remembers it
     in_source = not flag_found and same_leak(p.check(p.variant(flags=with_level(tc.flags, "-O0"), tag="flag")),
                                              sig) is True
     src = _source_file(p.lab, sig)

@@ -129,9 +129,9 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 def _section_precision(df: pd.DataFrame) -> dict:
     m = results.judged_precision(df)
     missed = m[~m.precision_met.astype(bool)]
-    java_rows = java.split(m)[1]  # C and Java apart: each language's share (Java's JIT makes its figures wider)
+    c_rows, java_rows = java.split(m)  # C and Java apart: each language's share (Java's JIT makes its figures wider)
     by = {lang: (1 - float((~d.precision_met.astype(bool)).mean()), int(len(d)))
-          for lang, d in (("C", java.split(m)[0]), ("Java", java_rows)) if len(d)}
+          for lang, d in (("C", c_rows), ("Java", java_rows)) if len(d)}
     return {"measured": int(len(m)), "missed": int(len(missed)), "by_language": by,
             "met_share": (1 - len(missed) / len(m)) if len(m) else None,
             "cells": sorted(missed.cell.unique().tolist()),
