@@ -72,25 +72,30 @@ def test_a_run_takes_the_machines_learnt_noise_and_its_intervals_widen_by_it(noi
     assert (timed.ci_low < timed.estimate).all() and (timed.estimate < timed.ci_high).all()
 
 
+PLANT = 1.25  # the planted slowdown of DES's encryption
+
+
 def test_compare_finds_a_planted_slowdown_and_nothing_else(noisy_run):
-    """The run against a copy with DES's encryption made 5 % slower: every encryption quantity slower (z about
-    5 with 0.7 % noise on each side), everything else no change; the copy differs in nothing else."""
+    """The run against a copy with DES's encryption made 25 % slower: every encryption quantity slower, everything
+    else no change; the copy differs in nothing else.  The plant is large enough to be decided whatever the
+    suite's load does to the within-run part of the intervals (5 % was not: on the README's test command with both
+    cores busy, two of six encryption quantities had within-run half-widths near 3 % and came out "no change")."""
     d, tmp = noisy_run
-    planted = aa.planted_copy(d, "des", tmp / "planted", factor=1.05)
+    planted = aa.planted_copy(d, "des", tmp / "planted", factor=PLANT)
     a, b = results.load(d, d.parent.parent), results.load(planted, tmp / "planted")
     t = compare.compare_frames(a, b, "cell", "a", "b", metrics=list(calibration.TIMED))
     v = pd.DataFrame([{"metric": r.metric, "verdict": r.verdict, "ratio": r.speedup} for r in t.rows])
     hit = v.metric.isin(aa.PLANTED_METRICS)
     assert hit.sum() >= 2 and (v[hit].verdict == "slower").all()
     assert (v[~hit].verdict == "no change").all() and (v[~hit].ratio == 1.0).all() and (~hit).sum() >= 4
-    enc = v[v.metric == "encrypt_per_block"].ratio  # a cost: speedup 1/1.05
-    assert np.allclose(enc, 1 / 1.05, rtol=2e-3)
+    enc = v[v.metric == "encrypt_per_block"].ratio  # a cost: speedup 1/PLANT
+    assert np.allclose(enc, 1 / PLANT, rtol=2e-3)
     recs = [json.loads(x) for x in (planted / "cells.jsonl").read_text().splitlines()]
     orig = [json.loads(x) for x in (d / "cells.jsonl").read_text().splitlines()]
     p0, o0 = recs[0]["measurement"]["timing"][0], orig[0]["measurement"]["timing"][0]
     ks = next(iter(o0["key_sizes"]))
     assert p0["key_sizes"][ks]["decrypt"] == o0["key_sizes"][ks]["decrypt"]
-    assert p0["key_sizes"][ks]["encrypt"]["ns"][0] == round(o0["key_sizes"][ks]["encrypt"]["ns"][0] * 1.05)
+    assert p0["key_sizes"][ks]["encrypt"]["ns"][0] == round(o0["key_sizes"][ks]["encrypt"]["ns"][0] * PLANT)
     # the same run against itself, judged on intervals: no change at all
     same = compare.compare_frames(a, a, "cell", "a", "a", metrics=list(calibration.TIMED))
     assert same.rows and all(r.verdict == "no change" for r in same.rows)
