@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .status import Status
+from .models import Status
 from . import metrics, stats
 from .backends.host import HostBackend
 from .build import Builder

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics, stats
-from .status import Status
+from .models import Status
 
 FILE = "noise.json"
 TIMED = metrics.HEADLINE  # the timed quantities pairs are judged on

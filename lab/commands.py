@@ -42,7 +42,7 @@ def run(reports_dir=None, quiet=False, progress=True, report=True, **options) ->
         print(f"results: {d}")
     print(f"{sum(outcome.counts.values())} of {outcome.planned} cells: {counts}")
     if report:
-        from .report import build_report
+        from .publish import build_report
 
         html = build_report(lab, outcome.run_dirs, results_dir=req.results_dir,
                             reports_dir=_dir(lab, reports_dir, "reports"))
@@ -51,7 +51,7 @@ def run(reports_dir=None, quiet=False, progress=True, report=True, **options) ->
 
 
 def report(runs=None, compare=None, results_dir=None, reports_dir=None) -> int:
-    from .report import build_report
+    from .publish import build_report
 
     lab = _lab()
     html = build_report(lab, runs, results_dir=_dir(lab, results_dir, "results"),

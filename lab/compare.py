@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .status import Status
+from .models import Status
 from . import index, results, stats
 from .metrics import HEADLINE, higher_is_better
 from .errors import UserError

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .status import Status
+from .models import Status
 from .errors import UsageError
 from .pipeline import Agreement, Final, Prepared, Stages
 

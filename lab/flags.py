@@ -59,9 +59,8 @@ from typing import Callable
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .status import Status
 from . import config, plan, stats, system
-from .models import CANDIDATE_STATUSES, CostOfCt, CtVerdict, FlagCandidate, FlagCell, FlagCt, FlagSearch
+from .models import CANDIDATE_STATUSES, CostOfCt, CtVerdict, FlagCandidate, FlagCell, FlagCt, FlagSearch, Status
 from .build import Builder
 from .config import Impl, Lab, Target, Toolchain
 from .elf import parse

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .status import Status
+from .models import Status
 from . import index, results, stats
 from .metrics import SPEEDS, exact_twin
 from .steps import RUN_UNITS, Counts, Runs, Step, segment

@@ -21,7 +21,7 @@ from .backends import Backend, Completed
 from . import protocol
 from .config import Impl, Target
 from .protocol import KatChecksum, KatFail, KatSummary
-from .status import Status
+from .models import Status
 
 _ALLOCATORS = ("malloc", "calloc", "realloc", "free", "operator new", "operator delete", "aligned_alloc",
                "posix_memalign", "strdup", "__interceptor_", "__asan_", "__ubsan_")

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .status import Status
+from .models import Gauge, Status
 from . import protocol, system
 from .backends import Backend, Completed
 from .plan import Cell
 from .quantities import Quantity, all_settled, cycle_quantities, timing_quantities, worst_precision
-from .models import Gauge
 
 
 class OutputError(ValueError):

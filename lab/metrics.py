@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+#: how a timed quantity's headline is estimated over its measuring processes (a stored row's ``estimator``; an
+#: exact count's is "exact", a fact has none); lab/stats.py computes each
+ESTIMATORS = ("min", "median", "trimmed")
+TIMED_ESTIMATORS = ESTIMATORS
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -116,5 +121,5 @@ HEADLINE = names(kind="timed", headline=True)
 #: the speeds of the timing program: the headline figures, trends' and bisection's timed quantities
 SPEEDS = names(program="timing")
 
-__all__ = ["Metric", "TABLE", "BY_NAME", "get", "higher_is_better", "names", "by_op", "exact_twin", "label",
+__all__ = ["ESTIMATORS", "TIMED_ESTIMATORS", "Metric", "TABLE", "BY_NAME", "get", "higher_is_better", "names", "by_op", "exact_twin", "label",
            "HEADLINE", "SPEEDS"]

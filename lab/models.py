@@ -7,10 +7,33 @@ them and the one that stores them both import down (docs/architecture.md, "Layer
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
+
+
+# ------------------------------------------------------------------ the statuses a cell can end with
+# One enum, used everywhere (a StrEnum: stored and compared as its text), listed in the order a report shows them.
+# FAILED are the red ones (a run with any exits 1); ok and unavailable (the cell cannot exist here: a missing
+# compiler, an instruction set this CPU lacks) are not.
+class Status(StrEnum):
+    OK = "ok"
+    UNAVAILABLE = "unavailable"
+    BUILD_FAILED = "build_failed"
+    KAT_FAILED = "kat_failed"
+    CHECKSUM_DIFFERS = "checksum_differs"
+    SANITIZER = "sanitizer"
+    CRASHED = "crashed"
+    TIMEOUT = "timeout"
+    MEASURE_FAILED = "measure_failed"
+    UNREACHABLE = "unreachable"
+
+
+STATUSES = tuple(Status)
+FAILED = frozenset(STATUSES) - {Status.OK, Status.UNAVAILABLE}
 
 
 # ------------------------------------------------------------------ constant time (lab/ct.py makes these)
@@ -194,3 +217,26 @@ class Gauge(BaseModel):
     def per_iteration(self) -> np.ndarray:
         """The samples per iteration, one per round (what a cell's samples of the same round are paired with)."""
         return np.asarray(self.samples, dtype=float) / self.per_sample
+
+
+# ------------------------------------------------------------------ what a report shows (lab/findings.py makes these)
+@dataclass(frozen=True)
+class SectionError:
+    """A judged part of a report that could not be computed: the section that shows it becomes an error box
+    naming the cause (never a silently missing part)."""
+
+    error: str               # "ZeroDivisionError: ..."
+    where: list[str]         # the last frames of the traceback
+
+
+@dataclass
+class Findings:
+    """Stored runs gathered for a report (lab/findings.py): their records and rows, and every figure the report
+    shows that is judged rather than arranged (comparisons, steps, ratios with intervals, the drill-down's
+    evidence). The report (lab/report) only lays these out; a judged part that failed is a SectionError."""
+
+    run_paths: list                  # the run folders, in the order given
+    read: list                       # per run: (RunMeta, [cell records]), as results.read_run gives them
+    df: Any                          # the rows (results.load), every (target, machine) a platform of its own
+    cells: Any                       # the cells (results.load_cells), likewise
+    judged: dict[str, Any] = field(default_factory=dict)  # section -> its judged content, or a SectionError

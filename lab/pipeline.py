@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .status import Status
+from .models import Status
 from . import ct, disasm, icount, java, memo, protocol, system
 from .backends import Backend
 from .build import Builder, BuildResult

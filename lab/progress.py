@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TextIO
 
-from .status import Status
+from .models import Status
 
 
 class Progress:

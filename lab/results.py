@@ -33,8 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import metrics, stats
 from .errors import RunError, UserError
-from .models import CtVerdict, FlagSearch, Gauge
-from .status import STATUSES, Status
+from .models import STATUSES, CtVerdict, FlagSearch, Gauge, Status
 from .quantities import Quantity, cycle_quantities, gauge_relative, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
@@ -309,7 +308,7 @@ def judged_precision(df: pd.DataFrame) -> pd.DataFrame:
     cell's precision counts (lab/metrics.py: not the empty call, not Sterbenz & Lipp's published reduction, which has
     no interval of its own).  Their ``precision_met`` says which met the profile's target."""
     judged = df.metric.map(lambda x: metrics.BY_NAME[x].judged if x in metrics.BY_NAME else True).astype(bool)
-    return df[df.estimator.isin(list(stats.TIMED_ESTIMATORS)) & judged & (df.status == Status.OK)
+    return df[df.estimator.isin(list(metrics.TIMED_ESTIMATORS)) & judged & (df.status == Status.OK)
               & df.precision_target.notna()]
 
 
@@ -786,6 +785,39 @@ def with_rows(df: pd.DataFrame) -> pd.DataFrame:
     n = df[ours].groupby("cipher")["implementation"].nunique()
     multi = df["cipher"].map(n) > 1  # NaN (a cipher with only peers' code): not several of ours
     return df.assign(row=df["label"].where(~(multi & ours), df["label"] + " [" + df["implementation"] + "]"))
+
+
+def at_key_size(df: pd.DataFrame, key_size: int) -> pd.DataFrame:
+    """Per cell, the rows at key_size, or at the cell's smallest key when it has no such size
+    (DES 64, 3DES 192): the one rule every table, chart and judge uses to pick a key size."""
+    if df.empty:
+        return df
+    has = df.groupby("cell").key_size.transform(lambda k: (k == key_size).any())
+    smallest = df.groupby("cell").key_size.transform("min")
+    return df[(has & (df.key_size == key_size)) | (~has & (df.key_size == smallest))]
+
+
+JAVA = "java"  # the language of the cells of JVM profiles (a row without a language is C: older loads)
+
+
+def by_language(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(C rows, Java rows) of a results or cells frame: Java is never ranked with C."""
+    if df.empty or "language" not in df:
+        return df, df.iloc[0:0]
+    java = df.language.fillna("c") == JAVA
+    return df[~java], df[java]
+
+
+def write_tidy(df: pd.DataFrame, cells: pd.DataFrame, out: Path) -> None:
+    """The loaded rows beside a report: results.csv and results.parquet (each row's per-process values as one
+    space-separated text) and cells.csv."""
+    from . import index
+
+    flat = df.assign(per_process=[" ".join(f"{x:.6g}" for x in v) if index.has_values(v) else None
+                                  for v in df.per_process])
+    flat.to_csv(out / "results.csv", index=False)
+    flat.to_parquet(out / "results.parquet", index=False)
+    cells.to_csv(out / "cells.csv", index=False)
 
 
 def load_cells(runs=None, results_dir: Path | str = "results") -> pd.DataFrame:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .status import FAILED, Status
+from .models import FAILED, Status
 from . import __version__, calibration, java, system
 from .backends import Backend
 from .build import Builder

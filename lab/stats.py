@@ -32,8 +32,8 @@ from typing import Sequence
 import numpy as np
 from scipy import stats as sps
 
-ESTIMATORS = ("min", "median", "trimmed")
-TIMED_ESTIMATORS = ESTIMATORS  # the estimators of timed figures (a stored row's estimator; "exact" is a count)
+from .metrics import ESTIMATORS
+
 # The smallest difference between two runs that is a change: below it a difference is "no change" whatever the
 # intervals say (a compiler or a code change of less than 1 % is not worth a verdict).
 MIN_EFFECT = 0.01

@@ -18,7 +18,7 @@ import re
 
 import pandas as pd
 
-from .status import Status
+from .models import Status
 from . import stats
 from .metrics import SPEEDS, exact_twin, higher_is_better
 from .steps import Neighbours, Split, Step, segment

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from .status import Status
+from .models import Status
 from . import plan
 from .build import Builder
 from .buildplan import is_native

@@ -19,7 +19,8 @@ from lab.build import Builder
 from lab import protocol
 from lab.icount import fill_deltas
 from lab.images import build_images
-from lab.report import build_report, errors_in
+from lab.publish import build_report
+from lab.report import errors_in
 from lab.run import RunRequest, run
 
 from .conftest import ROOT, engine_or_skip

@@ -185,7 +185,8 @@ def test_a_matrix_run_with_ct_records_the_verdicts_loads_them_and_reports_the_ma
     first divergence on hover and the refuted claims (ctserpent/branch claims constant time)."""
     from lab import results
     from lab.progress import Progress
-    from lab.report import build_report, errors_in
+    from lab.publish import build_report
+    from lab.report import errors_in
     from lab.run import RunRequest, run
 
     from .html_tables import find

@@ -19,7 +19,8 @@ import yaml
 
 from lab import results
 from lab.config import Lab
-from lab.report import build_report, errors_in
+from lab.publish import build_report
+from lab.report import errors_in
 
 from lab.backends import ssh
 

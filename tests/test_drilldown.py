@@ -9,7 +9,8 @@ import re
 import pytest
 
 from lab import disasm
-from lab.report import build_report, errors_in
+from lab.publish import build_report
+from lab.report import errors_in
 from lab.run import RunRequest, run
 
 from .conftest import ROOT, image_or_skip

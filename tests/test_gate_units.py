@@ -14,7 +14,7 @@ import pytest
 from lab import icount, kat, measure, protocol, stats
 from lab.backends import Completed
 from lab.plan import Cell
-from lab.status import FAILED
+from lab.models import FAILED
 
 HEX64 = "b5c278915229b76074e8ca02ddbf8c5ae4efd569e87135fa6d021738d0243d2d"
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from lab import java, results
-from lab.report import build_report, errors_in
+from lab.publish import build_report
+from lab.report import errors_in
 from lab.request import RunRequest
 from lab.run import run
 

@@ -1,5 +1,5 @@
 """The judges without a home of their own in the number tests: dudect's statistic (lab/ct.py welch_t), the
-key-size rule of the tables, and the Java-versus-C verdict (lab/report/java.py java_vs_c) on rows built by hand: our fastest Java cell against
+key-size rule of the tables, and the Java-versus-C verdict (lab/versus.py java_vs_c) on rows built by hand: our fastest Java cell against
 our fastest portable C cell on hardware, the cost ratio Java / C and its interval against 2, at the table's key
 size per cell.  Every figure is asserted; the fixtures separate the plausible neighbours (the slowest cell, an
 emulated or SIMD C cell, the point ratio instead of the interval, another cell's key size).  Beside them: compare's one judge (a cost's interval turned round, one run's toolchains on the
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab import ct
-from lab.report import java
-from lab.status import Status
+from lab import ct, results, versus
+
+from lab.models import Status
 
 SPREAD = 1 + np.linspace(0.0, 0.03, 21)  # 21 processes, layouts 0-3 %
 
@@ -55,7 +55,7 @@ def rows():
 
 
 def test_java_against_c_takes_the_fastest_portable_hardware_cells_and_the_interval_decides(rows):
-    got = {r["cipher"]: r for r in java.java_vs_c(rows)}
+    got = {r["cipher"]: r for r in versus.java_vs_c(rows)}
     assert set(got) == {"rc6", "serpent", "mars", "des"}
     rc6 = got["rc6"]
     assert rc6["ratio"] == pytest.approx(1.5, rel=1e-6) and rc6["verdict"] == "below 2x"
@@ -69,28 +69,28 @@ def test_java_against_c_takes_the_fastest_portable_hardware_cells_and_the_interv
     assert mars["verdict"] == "undecided"
     des = got["des"]
     assert des["key_size"] == 128 and des["ratio"] == pytest.approx(1.2, rel=1e-6)
-    assert [r["cipher"] for r in java.java_vs_c(rows)] == ["des", "rc6", "mars", "serpent"]  # by ratio
+    assert [r["cipher"] for r in versus.java_vs_c(rows)] == ["des", "rc6", "mars", "serpent"]  # by ratio
 
 
 def test_machines_are_never_mixed(rows):
     other = pd.DataFrame([_row("rc6", "ref", "gcc-O3", "c", 10.0, machine="m2")])
-    got = [r for r in java.java_vs_c(pd.concat([rows, other])) if r["cipher"] == "rc6"]
+    got = [r for r in versus.java_vs_c(pd.concat([rows, other])) if r["cipher"] == "rc6"]
     assert [(r["machine"], r["ratio"]) for r in got] == [("m1", pytest.approx(1.5, rel=1e-6))]
 
 
 def test_the_key_size_rule_picks_per_cell():
-    """tables.at_key_size: each cell's rows at the asked size, or at the cell's own smallest size when it has
+    """results.at_key_size: each cell's rows at the asked size, or at the cell's own smallest size when it has
     none (DES 64, 3DES 192 beside a cell with 160 and 256), never another cell's."""
     from lab.report import tables
 
     sizes = {"rijndael/ref": [128, 192, 256], "des/ref": [64], "3des/ref": [192, 256], "x/ref": [160, 256],
              "y/ref": [64, 128]}
     df = pd.DataFrame([{"cell": c, "key_size": k, "estimate": float(k)} for c, ks in sizes.items() for k in ks])
-    got = tables.at_key_size(df, 128)
+    got = results.at_key_size(df, 128)
     assert dict(zip(got.cell, got.key_size)) == {"rijndael/ref": 128, "des/ref": 64, "3des/ref": 192,
                                                  "x/ref": 160, "y/ref": 128}
     assert len(got) == 5
-    got = tables.at_key_size(df, 256)
+    got = results.at_key_size(df, 256)
     assert dict(zip(got.cell, got.key_size)) == {"rijndael/ref": 256, "des/ref": 64, "3des/ref": 256,
                                                  "x/ref": 256, "y/ref": 64}
 

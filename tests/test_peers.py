@@ -5,7 +5,8 @@ import pytest
 
 from lab import results
 from lab.config import Lab
-from lab.report import build_report, errors_in
+from lab.publish import build_report
+from lab.report import errors_in
 from lab.run import RunRequest, run
 from lab.verify import verify
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.report import build_report
+from lab.publish import build_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

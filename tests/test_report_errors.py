@@ -7,7 +7,9 @@ import pytest
 
 import lab.report as report
 from lab.config import Lab
-from lab.report import analysis, build_report, ct_leaks, errors_in, published
+from lab import versus
+from lab.publish import build_report
+from lab.report import analysis, ct_leaks, errors_in, published
 from lab.report import tables as report_tables
 
 from . import synth
@@ -33,7 +35,7 @@ SECTIONS = [
     (analysis, "memory_table", "memory"),
     (published, "comparison", "published"),
     (report_tables, "instructions_table", "instructions"),
-    (analysis, "versus_libraries", "libraries"),
+    (versus, "versus_libraries", "libraries"),
     (report, "_section_system", "system"),
     (report, "_section_machines", "machines"),
     (report, "_section_precision", "precision"),

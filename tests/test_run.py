@@ -5,7 +5,7 @@ tidy DataFrame, and the report is rebuilt from the stored results."""
 import re
 
 from lab import results
-from lab.report import build_report
+from lab.publish import build_report
 
 
 def test_every_planned_cell_is_recorded_with_its_status(small_run):

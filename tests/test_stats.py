@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from lab import stats
+from lab import metrics, stats
 
 
 # ------------------------------------------------------------------ NIST 1999
@@ -104,7 +104,7 @@ samples = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min
 
 
 @settings(max_examples=60, deadline=None)
-@given(samples, st.sampled_from(stats.ESTIMATORS), st.randoms(use_true_random=False))
+@given(samples, st.sampled_from(metrics.ESTIMATORS), st.randoms(use_true_random=False))
 def test_permutation_invariance(xs, estimator, rnd):
     shuffled = list(xs)
     rnd.shuffle(shuffled)
@@ -114,7 +114,7 @@ def test_permutation_invariance(xs, estimator, rnd):
 
 
 @settings(max_examples=60, deadline=None)
-@given(samples, st.sampled_from(stats.ESTIMATORS), st.floats(min_value=0.01, max_value=100.0))
+@given(samples, st.sampled_from(metrics.ESTIMATORS), st.floats(min_value=0.01, max_value=100.0))
 def test_scaling_the_samples_scales_the_estimate(xs, estimator, k):
     a, b = stats.estimate(xs, estimator), stats.estimate([k * x for x in xs], estimator)
     assert b.estimate == pytest.approx(k * a.estimate, rel=1e-9)
@@ -122,7 +122,7 @@ def test_scaling_the_samples_scales_the_estimate(xs, estimator, k):
 
 
 @settings(max_examples=60, deadline=None)
-@given(samples, st.sampled_from(stats.ESTIMATORS))
+@given(samples, st.sampled_from(metrics.ESTIMATORS))
 def test_the_interval_contains_the_estimate(xs, estimator):
     e = stats.estimate(xs, estimator)
     if math.isfinite(e.ci_low):
@@ -135,7 +135,7 @@ def test_the_interval_contains_the_estimate(xs, estimator):
 def test_bounded_influence_of_one_outlier(xs, outlier):
     """One process slowed down by anything (a pre-emption, a stolen CPU) moves neither robust estimate out of
     the range of the others, however slow it was; NIST's mean it would move."""
-    for estimator in stats.ESTIMATORS:
+    for estimator in metrics.ESTIMATORS:
         e = stats.estimate(xs + [outlier], estimator)
         assert min(xs) <= e.estimate <= max(xs)
 

@@ -98,7 +98,8 @@ def test_compare_by_compiler_prints_the_steps(df):
 
 def test_the_report_draws_the_trends_and_lists_the_steps(df):
     from lab.config import Lab
-    from lab.report import build_report, errors_in
+    from lab.publish import build_report
+    from lab.report import errors_in
 
     html = build_report(Lab(), [df["run"]], results_dir=df["tmp"] / "results",
                         reports_dir=df["tmp"] / "reports").read_text()
@@ -145,7 +146,7 @@ import re, sys
 from pathlib import Path
 from lab import results, trends
 from lab.config import Lab
-from lab.report import build_report
+from lab.publish import build_report
 
 run, res, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 print(trends.format_steps(trends.steps(results.load(run, res))))

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from lab import results
-from lab.report import build_report, errors_in
+from lab import results, versus
+from lab.publish import build_report
+from lab.report import errors_in
 from lab.report import reference as ref
 
 from . import synth
@@ -468,10 +469,10 @@ def test_key_size_rule_and_section_5_1_normalisation_by_hand():
 
     df = pd.DataFrame({"cell": ["aes", "aes", "aes", "des", "3des", "x"], "key_size": [128, 192, 256, 64, 192, 256],
                        "v": [1, 2, 3, 4, 5, 6]})
-    picked = tables.at_key_size(df, 128)
+    picked = results.at_key_size(df, 128)
     assert list(picked.v) == [1, 4, 5, 6]  # 128 where the cell has it, else the cell's smallest
-    assert list(tables.at_key_size(df, 192).v) == [2, 4, 5, 6]
-    assert tables.at_key_size(df.iloc[0:0], 128).empty
+    assert list(results.at_key_size(df, 192).v) == [2, 4, 5, 6]
+    assert results.at_key_size(df.iloc[0:0], 128).empty
     t = pd.DataFrame({"g": ["a", "a", "b", "b"], "enc_time": [2.0, 4.0, 10.0, 30.0], "key_time": [8.0, 2.0, 1.0, 3.0],
                       "name": ["p", "q", "r", "s"]})
     whole = tables.normalise(t)  # each column divided by its smallest over all rows
@@ -807,14 +808,14 @@ def test_compilers_correctness_memory_and_libraries_from_the_data(tmp_path):
     assert list(no_tables.memory_bytes) == list(no_tables.key_schedule_bytes)  # a missing size counts 0
     assert analysis.memory_table(df[~df.metric.isin(["table_bytes", "key_schedule_bytes", "code_bytes"])]).empty
 
-    vs = analysis.versus_libraries(df)
+    vs = versus.versus_libraries(df)
     assert [(v["target"], v["toolchain"], v["cipher"], v["kind"], v["ours"], v["peer"]) for v in vs] == [
         ("host", "gcc-O3", "rc6", "portable", "ref", "libp"), ("host", "gcc-O3", "rc6", "hardware", "hw", "libh")]
     port, hw = vs
     assert port["ratio"] == pytest.approx(100 / 80, rel=1e-3) and port["verdict"] == "peer faster"  # asm counts as portable
     assert hw["ratio"] == pytest.approx(10 / 20, rel=1e-3) and hw["verdict"] == "ours faster"
     assert port["ci_low"] <= port["ratio"] <= port["ci_high"]
-    assert analysis.versus_libraries(df[df.impl_class != "peer"]) == []
+    assert versus.versus_libraries(df[df.impl_class != "peer"]) == []
 
 
 def test_every_row_carries_its_provenance(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lab import compare, quantities, results, stats
+from lab import compare, quantities, results, stats, versus
 from lab.report import analysis, published, tables
 
 from . import synth
@@ -414,7 +414,7 @@ def test_versus_libraries_simd_against_simd_and_a_tie(tmp_path):
              synth.cell("rc6", "libs", impl_class="peer", peer_code="simd", default=False, key_sizes=(128,),
                         timing=_timing(50.0, 400.0)),
              synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0))]
-    vs = analysis.versus_libraries(_load(tmp_path, cells))
+    vs = versus.versus_libraries(_load(tmp_path, cells))
     assert [(v["kind"], v["ours"], v["peer"], v["verdict"]) for v in vs] == [("simd", "sse", "libs", "tie")]
     assert vs[0]["ratio"] == pytest.approx(1.0)
 
@@ -494,7 +494,7 @@ def test_format_1_data_picks_the_fastest_and_the_smallest_cost(tmp_path):
 
 def test_the_report_states_the_confidence_level_the_profile_asked_for(tmp_path):
     from lab.config import Lab
-    from lab.report import build_report
+    from lab.publish import build_report
 
     c = synth.cell("rc6", "ref", key_sizes=(128,), timing=_timing(100.0, 400.0))
     c["measurement"]["confidence"] = 0.9

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from lab import compare, results, stats
+from lab import compare, results, stats, versus
 from lab.report import analysis, published, tables
 
 from . import synth
@@ -178,7 +178,7 @@ def test_memory_table_shows_the_best_speed_over_toolchains(run):
 
 def test_versus_libraries_picks_the_fastest_of_each_side(run):
     df = run["df"]
-    rows = {(r["toolchain"], r["kind"]): r for r in analysis.versus_libraries(df) if r["blocks"] == 1}
+    rows = {(r["toolchain"], r["kind"]): r for r in versus.versus_libraries(df) if r["blocks"] == 1}
     r = rows[("clang-O3", "portable")]
     assert (r["ours"], r["peer"]) == ("ttable", "libfast")  # not small, not libslow
     ours, peer = _row(df, "rijndael", "encrypt_speed", "ttable", "clang-O3"), \
@@ -250,22 +250,23 @@ def test_simd_rows_against_portable_code_the_libraries_at_1024_blocks_and_gladma
              _simd_cell("slowlib", "peer", 300.0, 300.0, peer_code="simd")]
     d = synth.write_run(tmp_path / "results", cells)
     df = results.load(d, tmp_path / "results")
-    speed = {(r["kind"], r["blocks"]): r for r in analysis.class_speedups(df)}
+    speed = {(r["kind"], r["blocks"]): r for r in versus.class_speedups(df)}
     many = speed[("simd", 1024)]
     assert (many["impl"], many["portable"]) == ("avx2", "bitslice")  # the fastest of two SIMD implementations
     assert many["speedup"] == pytest.approx(400 / 60, rel=2e-3) and many["ci_low"] <= many["speedup"] <= \
         many["ci_high"] and many["verdict"] == "faster than portable"
     one = speed[("simd", 1)]
     assert one["speedup"] == pytest.approx(150 / 150.5, rel=2e-3) and one["verdict"] == "no difference"
-    libs = {r["blocks"]: r for r in analysis.versus_libraries(df) if r["kind"] == "simd"}
+    libs = {r["blocks"]: r for r in versus.versus_libraries(df) if r["kind"] == "simd"}
     assert (libs[1024]["ours"], libs[1024]["peer"]) == ("avx2", "botan")
     assert libs[1024]["ratio"] == pytest.approx(60 / 75, rel=2e-3) and libs[1024]["verdict"] == "ours faster"
     assert libs[1024]["unit"] == "tsc_ticks" and libs[1]["unit"] == "Kbit/s"
-    (g,) = analysis.simd_then_and_now(analysis.class_speedups(df))
+    (g,) = analysis.simd_then_and_now(versus.class_speedups(df))
     assert g["cipher"] == "serpent" and g["then"] == pytest.approx(1.36)
     assert [n["impl"] for n in g["now"]] == ["avx2"] and g["now"][0]["speedup"] == pytest.approx(many["speedup"])
     from lab.config import Lab
-    from lab.report import build_report, errors_in
+    from lab.publish import build_report
+    from lab.report import errors_in
 
     html = build_report(Lab(), [d], results_dir=tmp_path / "results", reports_dir=tmp_path / "rep").read_text()
     assert not errors_in(html) and "Gladman 1999 vs today" in html and "avx2 (gcc-O3): 6.7×" in html
@@ -287,7 +288,7 @@ def test_nist_statistic_beside_the_headline_in_a1_and_its_order_sentence(run, tm
     cell = tables.number(tw, "Enc128")
     assert cell["nist_text"] == tables.fmt(tw.value) != cell["text"]
     from lab.config import Lab
-    from lab.report import build_report
+    from lab.publish import build_report
 
     from .html_tables import find
 

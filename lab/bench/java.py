@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import java, results, stats
 from ..config import Lab
 from ..lock import timing_lock
-from ..status import Status
+from ..models import Status
 from ..system import pick_cpu
 from . import header, store
 

@@ -74,7 +74,7 @@ def browser_render(html: Path) -> dict | None:
 
 
 def one(lab: Lab, build_dir: Path, results_dir: Path, reports_dir: Path, say, **request) -> dict:
-    from ..report import build_report
+    from ..publish import build_report
 
     t0 = time.monotonic()
     o = run(lab, RunRequest(results_dir=results_dir, build_dir=build_dir, **request), say=lambda s: None)

@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import results
 from ..config import Lab
 from . import header, store
-from ..report.analysis import versus_libraries
+from ..versus import versus_libraries
 from ..run import RunRequest, run
 
 

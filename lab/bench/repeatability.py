@@ -24,7 +24,7 @@ import pandas as pd
 import scipy.stats as sps
 from scipy.stats import kendalltau
 
-from ..status import Status
+from ..models import Status
 from .. import metrics, results, stats
 from ..quantities import GAUGE_STATISTIC, gauge_relative_cost
 from ..config import Lab, shown
@@ -83,7 +83,7 @@ KEYS = ["cell", "metric", "key_size", "n_blocks"]
 
 def _merged(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The quantities measured in both runs, one row each, the two runs' columns suffixed _a and _b."""
-    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(list(stats.TIMED_ESTIMATORS)) & (d.metric != "null_overhead")]  # noqa: E731
+    sel = lambda d: d[(d.status == Status.OK) & d.estimator.isin(list(metrics.TIMED_ESTIMATORS)) & (d.metric != "null_overhead")]  # noqa: E731
     return sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
 
 
@@ -148,7 +148,7 @@ def taus(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
     """Kendall's tau between the two runs' rankings of portable implementations by Enc128 per platform."""
     out = []
     sel = lambda d: d[(d.metric == "encrypt_speed") & (d.status == Status.OK) & (d.impl_class == "portable")]  # noqa: E731
-    from ..report.tables import at_key_size
+    from ..results import at_key_size
 
     ea, eb = at_key_size(sel(a), 128), at_key_size(sel(b), 128)
     for (tc, tg), g in ea.groupby(["toolchain", "target"]):

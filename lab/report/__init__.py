@@ -1,8 +1,10 @@
-"""The HTML report: reads stored results only, never runs anything.
+"""The HTML report: lays out what lab/findings.py gathered from stored runs; never runs, builds, measures or
+judges anything itself (it imports only results, models and the metric table: docs/architecture.md, "Layers").
 
-``build_report(lab, runs)`` writes ``reports/<name>/index.html`` (self-contained: inline SVG charts and CSS,
-no network) plus the runs' tidy data as CSV and Parquet, and points ``reports/latest`` at it.  Each section
-is computed by its own small function; a section that fails becomes an error box naming the cause (the tests
+``render(findings, reports_dir)`` writes ``reports/<name>/index.html`` (self-contained: inline SVG charts and
+CSS, no network) plus the runs' tidy data as CSV and Parquet, and points ``reports/latest`` at it
+(lab/publish.py ``build_report`` gathers and renders in one call).  Each section is laid out by its own small
+function; a section that fails, or whose judged part failed, becomes an error box naming the cause (the tests
 fail on one), never a silently missing part.
 """
 
@@ -20,16 +22,18 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from ..status import Status
-from .. import index, results, stats
-from ..config import Lab
-from ..models import CANDIDATE_STATUSES, FlagCt
+from .. import metrics, results
+from ..models import CANDIDATE_STATUSES, FlagCt, Findings, SectionError, Status
 from . import analysis, charts, ct_leaks, drilldown, java, published, summary, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
 
 
 def _guard(name: str, fn: Callable, *args) -> dict:
+    """fn(*args) as a section's context, or an error box's: fn failed, or one of its judged inputs did."""
+    failed = next((a for a in args if isinstance(a, SectionError)), None)
+    if failed is not None:
+        return {"error": failed.error, "section": name, "where": failed.where}
     try:
         out = fn(*args)
         return out if isinstance(out, dict) else {"value": out}
@@ -129,7 +133,7 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 def _section_precision(df: pd.DataFrame) -> dict:
     m = results.judged_precision(df)
     missed = m[~m.precision_met.astype(bool)]
-    c_rows, java_rows = java.split(m)  # C and Java apart: each language's share (Java's JIT makes its figures wider)
+    c_rows, java_rows = results.by_language(m)  # C and Java apart: each language's share (Java's JIT makes its figures wider)
     by = {lang: (1 - float((~d.precision_met.astype(bool)).mean()), int(len(d)))
           for lang, d in (("C", c_rows), ("Java", java_rows)) if len(d)}
     return {"measured": int(len(m)), "missed": int(len(missed)), "by_language": by,
@@ -139,49 +143,21 @@ def _section_precision(df: pd.DataFrame) -> dict:
             "targets": sorted({float(x) for x in m.precision_target.dropna().unique()})}
 
 
-def _section_compare(compare_with, df: pd.DataFrame, results_dir: Path) -> dict:
-    from .. import compare
-
-    if compare_with is None:
-        return {"present": False}
-    base = results.load(compare_with, results_dir)
-    t = compare.compare_frames(base, df, "cell", base.run_id.iloc[0] if not base.empty else str(compare_with),
-                               ", ".join(sorted(df.run_id.unique())))
-    return {"present": True, "a": t.a, "b": t.b, "rows": [r.__dict__ for r in t.rows], "counts": t.counts(),
-            "geomean": t.geomean, "threshold": t.threshold, "verdict_confidence": stats.VERDICT_CONFIDENCE,
-            "min_effect": stats.MIN_EFFECT}
-
-
-def _section_classes(df: pd.DataFrame) -> dict:
-    """SIMD and hardware code against our portable code of the same cipher, per block count per call, and
-    Gladman's 1999 SIMD speed-up next to today's."""
-    rows = analysis.class_speedups(df)
+def _section_classes(rows: list[dict]) -> dict:
+    """SIMD and hardware code against our portable code of the same cipher, per block count per call (judged:
+    lab/versus.py), and Gladman's 1999 SIMD speed-up next to today's."""
     return {"rows": rows, "gladman": analysis.simd_then_and_now(rows) if rows else []}
 
 
-def _section_versions(df: pd.DataFrame) -> dict:
-    """Compiler versions (lab/trends.py): per implementation and target, encryption speed against compiler version
-    for each family (hardware; emulated targets by guest instructions), and the significant steps between
-    neighbouring versions, each with the instruction counts' change where they were counted."""
-    from .. import trends
-
-    pts = trends.points(df, ("encrypt_speed",))
-    charts_out = []
-    for (cipher, impl, target), g in pts.groupby(["cipher", "implementation", "target"]) if not pts.empty else []:
-        emulated = bool(g.emulated.astype(bool).any())
-        metric = "insn_encrypt_per_block" if emulated else "encrypt_speed"
-        g = g[g.metric == metric]
-        series = {}
-        for fam, f in g.groupby("family"):
-            f = f.sort_values("version", key=lambda s: s.map(tuple)).drop_duplicates("version")
-            series[fam] = [(trends.version_label(fam, v), e, lo, hi)
-                           for v, e, lo, hi in zip(f.version, f.estimate, f.ci_low, f.ci_high)]
-        if series:
-            charts_out.append({"cipher": cipher, "implementation": impl, "target": target, "emulated": emulated,
-                               "svg": charts.version_trend(
-                                   series, title=f"{g.display.iloc[0]} ({impl}) on {target}",
-                                   ylabel="guest instructions per block" if emulated else "Kbit/s, 128-bit key")})
-    return {"charts": charts_out, "steps": [s.line() for s in trends.steps(df)]}
+def _section_versions(judged: dict) -> dict:
+    """Compiler versions: per implementation and target, the encryption figure against compiler version for each
+    family, and the significant steps between neighbouring versions (judged: lab/findings.py versions)."""
+    charts_out = [{"cipher": v["cipher"], "implementation": v["implementation"], "target": v["target"],
+                   "emulated": v["emulated"],
+                   "svg": charts.version_trend(v["series"], title=f"{v['display']} ({v['implementation']}) on {v['target']}",
+                                               ylabel="guest instructions per block" if v["emulated"] else
+                                               "Kbit/s, 128-bit key")} for v in judged["series"]]
+    return {"charts": charts_out, "steps": judged["steps"]}
 
 
 def _section_flags(run_paths: list[Path]) -> dict:
@@ -224,10 +200,10 @@ def _flags_ct_text(ct: FlagCt) -> str:
             f"[{cost.ci_low:.3f}, {cost.ci_high:.3f}] ({cost.verdict})")
 
 
-def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Path, compare_with,
-             run_paths: list[Path] = (), jit: dict[str, str] | None = None) -> dict:
-    all_df, all_cells = df, cells  # Java has its own section (and joins "versus the libraries"); never ranked with C
-    df, cells = java.split(df)[0], java.split(cells)[0]
+def _context(f: Findings, metas: list, jit: dict[str, str]) -> dict:
+    all_df, all_cells, judged = f.df, f.cells, f.judged
+    # Java has its own section (and joins "versus the libraries"); never ranked with C
+    df, cells = results.by_language(all_df)[0], results.by_language(all_cells)[0]
     sections = [_guard(f"platform {tc}/{tg}", _section_platform, df, cells, tc, tg)
                 for tc, tg in tables.platforms(cells)]
     plat = _guard("platforms", _section_platforms, df)
@@ -243,7 +219,7 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
     planned = sum(len(m.cells_planned) for m in metas)
     precision = _guard("precision", _section_precision, all_df)  # every language's quantities
     gaps = [what for what, has in (
-        ("Java", not java.split(all_cells)[1].empty),
+        ("Java", not results.by_language(all_cells)[1].empty),
         ("guest instruction counts", not df.empty and df.metric.astype(str).str.startswith("insn_").any()),
         ("peer libraries", not cells.empty and (cells.impl_class == "peer").any()),
         ("constant-time verdicts", "ct_trace" in df and df.ct_trace.notna().any())) if not has]
@@ -260,36 +236,20 @@ def _context(metas: list, df: pd.DataFrame, cells: pd.DataFrame, results_dir: Pa
         "memory": _guard("memory", _section_memory, df),
         "reference": _guard("published", published.comparison, df, metas), "headline": headline,
         "instructions": _guard("instructions", tables.instructions_table, df),
-        "libraries": _guard("libraries", lambda: {"rows": analysis.versus_libraries(all_df)}),
-        "java": _guard("java", java.section, all_df, all_cells, jit or {}),
-        "classes": _guard("classes", _section_classes, df),
+        "libraries": _guard("libraries", lambda rows: {"rows": rows}, judged["libraries"]),
+        "java": _guard("java", java.section, all_df, all_cells, jit, judged["java_vs_c"]),
+        "classes": _guard("classes", _section_classes, judged["classes"]),
         "system": _guard("system", _section_system, metas, df, cells),
         "machines": _guard("machines", _section_machines, df, cells, metas),
         "precision": precision,
-        "comparison": _guard("comparison", _section_compare, compare_with, df, results_dir),
-        "flags": _guard("flag search", _section_flags, list(run_paths)),
-        "versions": _guard("compiler versions", _section_versions, df),
+        "comparison": _guard("comparison", dict, judged["comparison"]),
+        "flags": _guard("flag search", _section_flags, list(f.run_paths)),
+        "versions": _guard("compiler versions", _section_versions, judged["versions"]),
         "levels": _levels(df) if not df.empty else tables.level(0.95),
-        "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(list(stats.TIMED_ESTIMATORS))].estimator.unique()),
+        "estimator_words": _estimator_words(next(iter(df[df.estimator.isin(list(metrics.TIMED_ESTIMATORS))].estimator.unique()),
                                                  "min") if not df.empty else "min"),
         "fmt": tables.fmt, "isfinite": lambda x: x is not None and isinstance(x, (int, float)) and math.isfinite(x),
     }
-
-
-def as_platforms(df: pd.DataFrame, cells: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """With results of several machines, every (target, machine) is a platform of its own: the `target` the
-    report groups by becomes "target @ machine", and cell ids carry the machine, so machines never mix."""
-    machines = set(cells.machine) if not cells.empty else set()
-    if len(machines) <= 1:
-        return df, cells
-
-    def fix(d: pd.DataFrame) -> pd.DataFrame:
-        if d.empty:
-            return d
-        tagged = pd.Series([c.endswith("@" + m) for c, m in zip(d.cell, d.machine)], index=d.index)
-        return d.assign(target=d.target + " @ " + d.machine, cell=d.cell.where(tagged, d.cell + "@" + d.machine))
-
-    return fix(df), fix(cells)
 
 
 def _section_machines(df: pd.DataFrame, cells: pd.DataFrame, metas: list) -> dict:
@@ -311,31 +271,23 @@ def errors_in(html: str) -> list[str]:
     return re.findall(r'<div class="section-error"[^>]*>(.*?)</div>', html, re.S)
 
 
-def build_report(lab: Lab, runs=None, results_dir: Path | None = None, reports_dir: Path | None = None,
-                 compare_with=None) -> Path:
-    results_dir = Path(results_dir or lab.root / "results")
-    reports_dir = Path(reports_dir or lab.root / "reports")
-    run_paths = results.resolve_runs(results_dir, runs)
-    read = [results.read_run(p) for p in run_paths]
-    metas = [m for m, _ in read]
-    jit = java.jit_states([c for _, cs in read for c in cs])
-    df, cells = as_platforms(results.load(run_paths, results_dir), results.load_cells(run_paths, results_dir))
+def render(f: Findings, reports_dir: Path, ct_results: Path) -> Path:
+    """Writes the report of the gathered runs under reports_dir and points reports/latest at it; returns its
+    index.html.  ct_results: where bench.ct stores its matrix (the compiler-made leaks section; none yet: the
+    section names the command that makes one)."""
+    metas = [m for m, _ in f.read]
+    jit = java.jit_states([c for _, cs in f.read for c in cs])
     name = metas[0].run_id if len(metas) == 1 else "combined-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = reports_dir / name
     out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
-    html = env.get_template("index.html.j2").render(**_context(metas, df, cells, results_dir, compare_with, run_paths, jit),
-                                                    drilldown=_guard("drill-down", drilldown.write, out, env,
-                                                                     run_paths, df, read),
-                                                    ct_leaks=_guard("compiler-made leaks", ct_leaks.section,
-                                                                    lab.root / "bench" / "results" / "ct.jsonl"))
+    html = env.get_template("index.html.j2").render(
+        **_context(f, metas, jit),
+        drilldown=_guard("drill-down", drilldown.write, out, env, f.judged["drilldown"]),
+        ct_leaks=_guard("compiler-made leaks", ct_leaks.section, ct_results))
     (out / "index.html").write_text(html)
-    flat = df.assign(per_process=[" ".join(f"{x:.6g}" for x in v) if index.has_values(v) else None
-                                  for v in df.per_process])
-    flat.to_csv(out / "results.csv", index=False)
-    flat.to_parquet(out / "results.parquet", index=False)
-    cells.to_csv(out / "cells.csv", index=False)
+    results.write_tidy(f.df, f.cells, out)
     latest = reports_dir / "latest"
     if latest.is_symlink() or latest.exists():
         latest.unlink()

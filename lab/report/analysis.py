@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..status import Status
-from .. import stats
-from .tables import RANKED, at_key_size, key_and_encryption_times, normalise
+from ..models import Status
+from ..results import at_key_size
+from .tables import RANKED, key_and_encryption_times, normalise
 
 HEADLINE_KEY = 128
 
@@ -170,72 +170,6 @@ def memory_table(df: pd.DataFrame) -> pd.DataFrame:
     return mem[cols].sort_values(["cipher", "implementation"]).reset_index(drop=True)
 
 
-def _per_call(df: pd.DataFrame, blocks: int) -> pd.DataFrame:
-    """Hardware-target rows of encryption at `blocks` blocks per call: the timing program's speed for one block
-    (NIST's blockEncrypt), the cycle program's Encrypt-n cost per block for more."""
-    hw = df[~df.emulated.astype(bool)]
-    if blocks == 1:
-        return _at_key(hw, "encrypt_speed")
-    return _at_key(hw[hw.n_blocks == blocks], "encrypt_per_block")
-
-
-def _cells_per_call(df: pd.DataFrame, blocks_per_call: tuple[int, ...]):
-    """(blocks, target, toolchain, cipher, rows) for every block count and hardware cell group."""
-    for blocks in blocks_per_call:
-        for (target, tc, cipher), g in _per_call(df, blocks).groupby(["target", "toolchain", "cipher"]):
-            yield blocks, target, tc, cipher, g
-
-
-def _best(rows: pd.DataFrame, blocks: int) -> pd.Series:
-    return rows.loc[rows.estimate.idxmax() if blocks == 1 else rows.estimate.idxmin()]
-
-
-def versus_libraries(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 1024)) -> list[dict]:
-    """Per hardware target, toolchain, cipher and block count per call (1: NIST's one block per call, the timing
-    program; 1024: many-block calls, where SIMD code pays, Encrypt-1024 per block): our fastest implementation of
-    a kind against the fastest peer of the same kind (portable C or scalar assembly against our portable code;
-    SIMD against SIMD; hardware against hardware), as the ratio of costs ours / peer with its interval (below 1:
-    ours is faster)."""
-    kind_of_peer = {"portable": "portable", "asm": "portable", "simd": "simd", "hardware": "hardware"}
-    out = []
-    for blocks, target, tc, cipher, g in _cells_per_call(df, blocks_per_call):
-        peers = g[g.impl_class == "peer"]
-        for kind in ("portable", "simd", "hardware"):
-            ours = g[g.impl_class == kind]
-            theirs = peers[peers.code.map(kind_of_peer) == kind]
-            if ours.empty or theirs.empty:
-                continue
-            a, b = _best(ours, blocks), _best(theirs, blocks)
-            cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, the run's estimator
-            out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
-                        "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
-                        "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
-                        "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie"),
-                        "blocks": blocks, "unit": a.unit})
-    return out
-
-
-def class_speedups(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 16, 128, 1024)) -> list[dict]:
-    """Per hardware target, toolchain, cipher and block count per call: our fastest SIMD and hardware
-    implementation against our fastest portable one, as a speed-up (portable cost / theirs) with its interval.
-    One-block calls take the scalar path of SIMD code; many-block calls show what the vectors buy."""
-    out = []
-    for blocks, target, tc, cipher, g in _cells_per_call(df, blocks_per_call):
-        base = g[g.impl_class == "portable"]
-        for kind in ("simd", "hardware"):
-            ours = g[g.impl_class == kind]
-            if base.empty or ours.empty:
-                continue
-            p, a = _best(base, blocks), _best(ours, blocks)
-            c = stats.compare(a.per_process, p.per_process, a.estimator)  # costs: portable / ours
-            out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind, "blocks": blocks,
-                        "impl": a.implementation, "portable": p.implementation, "speedup": c.ratio,
-                        "ci_low": c.ci_low, "ci_high": c.ci_high,
-                        "verdict": {"slower": "faster than portable", "faster": "slower than portable"}.get(
-                            c.verdict, "no difference")})
-    return out
-
-
 #: SIMD ÷ scalar speed-ups published in 1999/2000: cipher -> (speed-up, what, the words printed). One sentence of
 #: ../shared/papers/gladman-aes-round2-implementation.txt (prose, not a table, so not in reference/: the extract
 #: tool reads tables); test_reference checks the printed words are in the paper.
@@ -274,6 +208,5 @@ def rank(values: pd.Series, higher_is_better: bool = True) -> list[str]:
 
 
 __all__ = ["platform_averages", "instruction_averages", "normalised_platform", "natural_breaks", "top_performers",
-           "compilers_relative", "correctness_matrix", "memory_table", "versus_libraries", "class_speedups",
-           "simd_then_and_now", "kendall_tau", "rank",
+           "compilers_relative", "correctness_matrix", "memory_table", "simd_then_and_now", "kendall_tau", "rank",
            "key_and_encryption_times"]

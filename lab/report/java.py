@@ -3,13 +3,13 @@ never ranked with C.
 
 * A.1-form tables per JVM profile (our Java implementations ranked among themselves; the Java peers apart);
 * our best Java against our best portable C per cipher on the same machine: the cost ratio with its interval,
-  and whether it is still "less than 2x" (Sterbenz & Lipp's claim);
+  and whether it is still "less than 2x" (Sterbenz & Lipp's claim), judged by lab/versus.py;
 * the interpreter, C1 and C2 side by side per implementation (the 1999 papers' interpreter-vs-JIT factor);
 * Kendall's tau (with its p-value) of our ranking against Sterbenz & Lipp's appendix (their method, measured
   today: the sl_* quantities) and against NIST's slide 29 (the NIST API timing: encrypt_speed), like with like.
 
-Bouncy Castle and SunJCE appear in the report's "versus the libraries" (analysis.versus_libraries over the Java
-rows: the JVM profile is the toolchain, so Java never meets C there either).
+Bouncy Castle and SunJCE appear in the report's "versus the libraries" (lab/versus.py over the Java rows: the
+JVM profile is the toolchain, so Java never meets C there either).
 """
 
 from __future__ import annotations
@@ -19,64 +19,25 @@ import math
 import pandas as pd
 from scipy import stats as sps
 
-from .. import stats
-from ..status import Status
+from ..models import Status
+from ..results import at_key_size, by_language
 from . import reference, tables
 
-JAVA = "java"
-TWO = 2.0  # Sterbenz & Lipp: Java "less than a factor of two" slower than C
 JIT_ORDER = {"interpreter": 0, "C1": 1, "C2": 2, "C2 (tiered)": 2}
 # the key sizes each table printed for DES and 3DES (keys with parity bits in the lab: 64, 192)
 REF_KEYS = {"des": 56, "3des": 168}
-
-
-def split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(C rows, Java rows): rows without a language (older loads) are C."""
-    if df.empty or "language" not in df:
-        return df, df.iloc[0:0]
-    java = df.language.fillna("c") == JAVA
-    return df[~java], df[java]
 
 
 def _ok(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     return df[(df.metric == metric) & (df.status == Status.OK) & df.estimate.notna()]
 
 
-def _best(rows: pd.DataFrame) -> pd.Series:
-    """The fastest row (speeds: the highest estimate)."""
-    return rows.loc[rows.estimate.idxmax()]
-
-
-def java_vs_c(df: pd.DataFrame, metric: str = "encrypt_speed", key_size: int = 128) -> list[dict]:
-    """Per cipher and machine: our fastest Java cell against our fastest portable C cell (hardware targets), as
-    the cost ratio Java / C with its interval (the run's estimator over per-process costs)."""
-    c_rows, j_rows = split(df)
-    out = []
-    c = tables.at_key_size(_ok(c_rows, metric), key_size)
-    c = c[(c.impl_class == "portable") & ~c.emulated.astype(bool)]
-    j = tables.at_key_size(_ok(j_rows, metric), key_size)
-    j = j[j.impl_class == "portable"]
-    for (machine, cipher), g in j.groupby(["machine", "cipher"]):
-        cg = c[(c.machine == machine) & (c.cipher == cipher)]
-        if cg.empty:
-            continue
-        a, b = _best(g), _best(cg)
-        cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: Java / C
-        verdict = "below 2x" if cmp.ci_high < TWO else "above 2x" if cmp.ci_low > TWO else "undecided"
-        out.append({"machine": machine, "cipher": cipher, "display": a.display, "key_size": int(a.key_size),
-                    "java": f"{a.implementation} @ {a.toolchain}", "java_speed": a.estimate,
-                    "c": f"{b.implementation} @ {b.toolchain} / {b.target}", "c_speed": b.estimate,
-                    "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "verdict": verdict,
-                    "processes": f"{len(a.per_process)} / {len(b.per_process)}"})
-    return sorted(out, key=lambda r: (r["machine"], r["ratio"]))
-
-
 def jit_side_by_side(df: pd.DataFrame, jit: dict[str, str], metric: str = "encrypt_speed",
                      key_size: int = 128) -> dict:
     """Per implementation (ours and peers): the speed under each JVM profile, the profiles ordered interpreter,
     C1, C2, and the factor of the fastest JIT profile over the interpreter."""
-    _, j = split(df)
-    j = tables.at_key_size(_ok(j, metric), key_size)
+    _, j = by_language(df)
+    j = at_key_size(_ok(j, metric), key_size)
     profiles = sorted(j.toolchain.unique(), key=lambda p: (JIT_ORDER.get(jit.get(p, ""), 3), p))
     rows = []
     for (machine, row), g in j.groupby(["machine", "row"]):
@@ -98,7 +59,7 @@ def _ranking(ours: pd.DataFrame, ref: pd.DataFrame, metric_ours: str, metric_ref
     for cipher, g in ref[ref.metric == metric_ref].groupby("cipher"):
         ks = 128 if cipher not in REF_KEYS else REF_KEYS[cipher]
         r = g[g.key_size.astype(float) == ks]
-        mine = tables.at_key_size(ours[(ours.cipher == cipher) & (ours.metric == metric_ours)], 128)
+        mine = at_key_size(ours[(ours.cipher == cipher) & (ours.metric == metric_ours)], 128)
         if r.empty or mine.empty:
             continue
         pairs.append((cipher, float(r.value.iloc[0]), float(mine.iloc[0][use])))
@@ -113,7 +74,7 @@ def rank_correlations(df: pd.DataFrame, jit: dict[str, str]) -> list[dict]:
     """Per JIT profile (the papers timed JITs): our default Java implementations ranked against Sterbenz & Lipp's
     appendix (by their method: sl_* values, the mean within 3 sd) and NIST's slide 29 (encrypt and key-setup
     speeds by the lab's timing), 128-bit keys (DES 56/64, 3DES 168/192)."""
-    _, j = split(df)
+    _, j = by_language(df)
     j = j[(j.status == Status.OK) & (j.impl_class == "portable") & (j.default.astype("boolean").fillna(False))]
     out = []
     sl = reference.sterbenz()
@@ -139,10 +100,11 @@ def rank_correlations(df: pd.DataFrame, jit: dict[str, str]) -> list[dict]:
     return out
 
 
-def section(df: pd.DataFrame, cells: pd.DataFrame, jit: dict[str, str]) -> dict:
-    """Everything the Java section shows (empty when no Java cell was run)."""
-    _, j = split(df)
-    jc = cells[cells.language.fillna("c") == JAVA] if not cells.empty and "language" in cells else cells.iloc[0:0]
+def section(df: pd.DataFrame, cells: pd.DataFrame, jit: dict[str, str], vs_c: dict) -> dict:
+    """Everything the Java section shows (empty when no Java cell was run); vs_c: Java against C, judged
+    (lab/versus.py java_vs_c: its rows and the factor it is judged against)."""
+    _, j = by_language(df)
+    _, jc = by_language(cells)
     if jc.empty:
         return {"present": False}
     profiles = []
@@ -150,8 +112,8 @@ def section(df: pd.DataFrame, cells: pd.DataFrame, jit: dict[str, str]) -> dict:
         a1 = tables.a1_table(j, jc, tc, tg)
         profiles.append({"profile": tc, "target": tg, "jit": jit.get(tc, "?"), "a1": a1})
     failed = jc[jc.status != Status.OK].sort_values("cell").to_dict("records")
-    return {"present": True, "profiles": profiles, "failed": failed, "vs_c": java_vs_c(df),
-            "jit": jit_side_by_side(df, jit), "ranks": rank_correlations(df, jit), "two": TWO,
+    return {"present": True, "profiles": profiles, "failed": failed, "vs_c": vs_c["rows"],
+            "jit": jit_side_by_side(df, jit), "ranks": rank_correlations(df, jit), "two": vs_c["two"],
             "n_cells": len(jc)}
 
 

@@ -16,9 +16,10 @@ import math
 import pandas as pd
 
 from .. import metrics
-from ..status import Status
+from ..models import Status
 from . import analysis
-from .tables import RANKED, at_key_size
+from ..results import at_key_size
+from .tables import RANKED
 
 ROUND1_KEY = 128
 

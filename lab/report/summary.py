@@ -12,7 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..status import Status
+from ..models import Status
+from ..results import at_key_size
 from . import tables
 
 
@@ -34,7 +35,7 @@ def rounded(value: float, lo: float | None, hi: float | None) -> str:
 def _speeds(df: pd.DataFrame) -> pd.DataFrame:
     hw = df[(df.metric == "encrypt_speed") & (df.impl_class == tables.RANKED) & (df.status == Status.OK)
             & ~df.emulated.astype(bool) & df.estimate.notna()]
-    return tables.at_key_size(hw, 128)
+    return at_key_size(hw, 128)
 
 
 def _ranking(g: pd.DataFrame, col: str) -> list:
@@ -58,7 +59,7 @@ def results_box(df: pd.DataFrame, precision: dict, not_measured: list[str]) -> d
     out["fastest"] = {"row": a.row, "kbit": rounded(a.estimate, a.ci_low, a.ci_high),
                       "gbit": f"{a.estimate / 1e6:.2g}", "nist_kbit": rounded(a.value, a.ci_low, a.ci_high)}
     cyc = df[(df.cell == a.cell) & (df.metric == "encrypt_per_block") & (df.n_blocks == 1)]
-    cyc = tables.at_key_size(cyc, 128)
+    cyc = at_key_size(cyc, 128)
     if not cyc.empty:
         c = cyc.iloc[0]
         out["fastest"]["per_byte"] = f"{c.estimate / (c.block_bits / 8):.3g} {str(c.unit).replace('_', ' ')} per byte"

@@ -13,9 +13,9 @@ import math
 
 import pandas as pd
 
-from .. import stats
-from ..status import Status
-from ..quantities import CYCLE_METRICS
+from .. import metrics
+from ..results import at_key_size
+from ..models import Status
 
 ESTIMATOR_WORDS = {"min": "best case", "median": "median", "trimmed": "20 % trimmed mean of the process minima"}
 
@@ -26,16 +26,6 @@ CLASS_NAMES = {"portable": "portable C", "simd": "SIMD", "hardware": "hardware i
                "peer": "peer library"}
 # A multi-block call this much cheaper per block than single-block calls is noted in the cycle table.
 VECTORISED = 0.6
-
-
-def at_key_size(df: pd.DataFrame, key_size: int) -> pd.DataFrame:
-    """Per cell, the rows at key_size, or at the cell's smallest key when it has no such size
-    (DES 64, 3DES 192): the one rule every table and chart uses to pick a key size."""
-    if df.empty:
-        return df
-    has = df.groupby("cell").key_size.transform(lambda k: (k == key_size).any())
-    smallest = df.groupby("cell").key_size.transform("min")
-    return df[(has & (df.key_size == key_size)) | (~has & (df.key_size == smallest))]
 
 
 def normalise(t: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
@@ -92,7 +82,7 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
                          f"at most {fmt(r.bound, 2)} {unit}"}
     est = r.estimate
     title = f"{name}: {fmt(est, 2)} {unit}"
-    if r.estimator in stats.TIMED_ESTIMATORS:
+    if r.estimator in metrics.TIMED_ESTIMATORS:
         title += (f", {level(r.confidence)} CI [{fmt(r.ci_low, 2)}, {fmt(r.ci_high, 2)}] ({ESTIMATOR_WORDS.get(r.estimator, r.estimator)}"
                   f" over {int(r.processes)} processes; ±{_pct(r.precision)} reached, target ±{_pct(r.precision_target)})"
                   f" | NIST value (mean within 3 sd of the median) {fmt(r.value, 2)}; median {fmt(r['median'], 2)}; "
@@ -107,7 +97,7 @@ def number(r: pd.Series, name: str, digits: int = 1) -> dict:
     shown = supported(est, half) if r.estimator == "trimmed" else fmt(est, digits)
     out = {"text": shown + (" †" if missed else ""), "value": est, "below": False, "missed": missed,
            "title": title, "ci_low": r.ci_low, "ci_high": r.ci_high, "nist": r.value}
-    if r.estimator in stats.TIMED_ESTIMATORS and isinstance(r.value, float) and math.isfinite(r.value):
+    if r.estimator in metrics.TIMED_ESTIMATORS and isinstance(r.value, float) and math.isfinite(r.value):
         # NIST's statistic beside the headline, to the digits the headline's interval supports
         out["nist_text"] = supported(r.value, half) if r.estimator == "trimmed" else fmt(r.value, digits)
     return out
@@ -185,7 +175,7 @@ def a2_table(df: pd.DataFrame, toolchain: str, target: str, key_size: int = 128,
     if prefix is None:
         prefix = "" if (sel.metric == "ekey").any() else "insn_"
     vec = _vectorised(df, toolchain, target, prefix)
-    sel = sel[sel.metric.isin([prefix + m for m in CYCLE_METRICS.values()])]  # one counter: cycles or insns
+    sel = sel[sel.metric.isin([prefix + m for m in metrics.by_op("cycles").values()])]  # one counter: cycles or insns
     sel = sel.assign(metric=sel.metric.str.removeprefix(prefix))
     if sel.empty:
         return {"columns": [], "rows": [], "classes": [], "unit": None, "counter": None, "vectorised": []}
