@@ -366,16 +366,18 @@ def test_the_noise_gauge_by_hand():
                 "compiler_version": cv, "cflags": "-O3", "revision": rev, "estimate": est,
                 "estimator": estimator, "gauge_relative": rel, "run_id": run}
 
-    df = pd.DataFrame([row("r1", 100.0, 1.00), row("r2", 104.0, 1.01), row("r3", 102.0, 1.02),
+    df = pd.DataFrame([row("r1", 100.0, 2.00), row("r2", 104.0, 2.02), row("r3", 102.0, 2.04),
                        row("r4", 50.0, 0.5, rev="abc+"),  # uncommitted changes: not the same build
                        row("r5", 90.0, 0.9, cv="gcc 13.1.0"),  # another compiler: one run of its own, left out
                        row("r1", 1e4, metric="insn_encrypt_per_block", estimator="exact"),
-                       row("r2", 2e4, metric="insn_encrypt_per_block", estimator="exact")])
+                       row("r2", 2e4, metric="insn_encrypt_per_block", estimator="exact"),
+                       row("r6", 80.0, 1.0, rev="def"), row("r7", 88.0, 1.1, rev="def")])  # two runs are enough
     g = history.noise_gauge(df)
-    assert len(g) == 1
-    (r,) = g.itertuples()
-    assert (r.count, r.min, r.max) == (3, 100.0, 104.0)
+    assert len(g) == 2
+    r, d = (next(g[g.revision == v].itertuples()) for v in ("abc", "def"))  # noqa: B023
+    assert (r.count, r.min, r.max, d.count) == (3, 100.0, 104.0, 2)
     assert r.spread == pytest.approx(0.04) and r.spread_gauge_relative == pytest.approx(0.02)
+    assert d.spread == pytest.approx(0.1) and d.spread_gauge_relative == pytest.approx(0.1)
 
 
 def test_the_page_charts_by_hand():
@@ -548,3 +550,14 @@ def test_revision_order_by_hand(tmp_path, monkeypatch):
     assert all(np.isnan(history.with_revision_order(df, tmp_path).revision_order))  # not a repository
     monkeypatch.setenv("PATH", "")  # no git
     assert all(np.isnan(history.with_revision_order(df, repo).revision_order))
+
+
+def test_a_compiler_order_and_label_of_a_version_text_without_the_compiler_name():
+    """By compiler: `cc --version` names no compiler, the toolchain's compiler does (gcc 9.5.0 before 12.2.0); a
+    text with no known compiler is labelled by itself and ordered first."""
+    import pandas as pd
+
+    g = pd.DataFrame({"run_id": ["a", "b", "c"], "started": [1.0, 2.0, 3.0], "compiler": ["gcc", "gcc", "icc"],
+                      "compiler_version": ["cc (Debian 12.2.0-14) 12.2.0", "cc (Debian 9.5.0-3) 9.5.0", "icc 1999"]})
+    assert list(history._order(g, "compiler").run_id) == ["c", "b", "a"]
+    assert [history._x_label(r, "compiler") for r in g.itertuples()] == ["gcc 12.2.0", "gcc 9.5.0", "icc 1999"]

@@ -63,6 +63,7 @@ def df(tmp_path_factory):
     ("gcc-4.9 (Debian 4.9.2-10+deb8u2) 4.9.2", ("gcc", (4, 9, 2))),  # gcc's last version, not its name's
     ("gcc (Debian 20230315-1) 13.0.1 20230315 (experimental)", ("gcc", (13, 0, 1))),  # one version only
     ("Ubuntu clang version 14.0.0-1ubuntu1.1", ("clang", (14, 0, 0))),  # clang's first
+    ("clang version 7.0 (tags/RELEASE_700/final)", ("clang", (7, 0, 0))),  # no patch number: 0
 ])
 def test_the_compiler_and_its_version_from_version_text(text, want):
     assert trends.compiler_of(text) == want
@@ -312,3 +313,14 @@ def test_the_counts_change_beside_a_timed_step_needs_a_count_above_zero():
     zero = pts.assign(estimate=[1000.0, 0.0])
     assert trends._exact_change(zero, a, b, "insn_encrypt_per_block") is None
     assert trends._exact_change(pts, a, b, None) is None
+
+
+def test_the_steps_text_states_the_threshold_and_the_count():
+    from lab.steps import Step
+
+    assert trends.format_steps([], 0.05) == "no significant step between neighbouring compiler versions (noise " \
+                                            "threshold ±5.0 %)"
+    s = Step("versions", "s", "encrypt_speed", "gcc 12.2.0", "gcc 13.3.0", -0.1, -0.12, -0.08, "slower",
+             display="SERPENT", implementation="ref", target="host")
+    assert trends.format_steps([s, s], 0.05).split("\n") == [s.line(), s.line(), "",
+                                                             "2 significant steps (noise threshold ±5.0 %)"]
