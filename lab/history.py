@@ -73,15 +73,15 @@ def with_revision_order(df: pd.DataFrame, repo: Path) -> pd.DataFrame:
     ones."""
     import subprocess
 
-    try:
+    try:  # not a repository: git says so on stderr, and no revision is known
         out = subprocess.run(["git", "-C", str(repo), "rev-list", "--topo-order", "--reverse", "--all"],
-                             capture_output=True, text=True, check=True).stdout.split()
-    except (OSError, subprocess.CalledProcessError):
+                             capture_output=True, text=True).stdout.split()
+    except OSError:  # no git
         out = []
     rank = {h: i for i, h in enumerate(out)}
 
     def find(rev) -> float:
-        rev = (rev or "").rstrip("+")
+        rev = rev.rstrip("+") if isinstance(rev, str) else ""  # none recorded: NaN in a loaded frame
         if len(rev) < 7:
             return math.nan
         if rev in rank:
@@ -193,16 +193,15 @@ def format_history(found: list[Step], gauge: pd.DataFrame, threshold: float | No
     return "\n".join([*lines, gauge_line(gauge)])
 
 
-def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports_dir: Path, by: str = "date") -> Path:
-    """reports/history/index.html: each quantity over runs with its interval, instruction counts as their own
-    exact series, the steps and the noise gauge."""
-    import jinja2
-
-    from .report import charts
-
+def page_charts(df: pd.DataFrame, found: list[Step], by: str = "date") -> list[dict]:
+    """The history page's charts, each as charts.version_trend takes it: per cell, profile and quantity (encryption
+    speed, instruction counts at 128 blocks a call), at the cipher's smallest key size, its runs per toolchain
+    [(x label, estimate, low, high)] in the series' order (an interval that is not finite drawn as the estimate),
+    the first run after each of its steps marked; beside it, where two runs or more have one, the same runs
+    relative to the machine-speed gauge."""
     sel = df[df.metric.isin(["encrypt_speed", "insn_encrypt_per_block"])]
     sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
-    figs = []
+    out = []
     sel = sel.assign(profile=sel.profile.fillna(""))
     for (cipher, impl, target, machine, profile, metric), g in sel.groupby(["cipher", "implementation", "target",
                                                                              "machine", "profile", "metric"]):
@@ -218,7 +217,7 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
                            r.ci_low if math.isfinite(r.ci_low) else r.estimate,
                            r.ci_high if math.isfinite(r.ci_high) else r.estimate) for r in t.itertuples()]
             rel[tc] = [(_x_label(r, by), r.gauge_relative, r.gauge_relative_low, r.gauge_relative_high)
-                       for r in t.itertuples() if math.isfinite(getattr(r, "gauge_relative", math.nan))]
+                       for r in t.itertuples() if math.isfinite(r.gauge_relative)]
             first = {r.run_id: _x_label(r, by) for r in t.itertuples()}
             name = series_name(t.iloc[0])
             marks += [first[s.first_run] for s in found if s.series == name and s.metric == metric
@@ -226,13 +225,24 @@ def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports
                       and _profile(profile) == s.profile]
         size = f", {int(ks)}-bit key" if pd.notna(ks) else ""
         unit = "guest instructions per block (exact)" if metric.startswith("insn") else "Kbit/s"
-        figs.append(charts.version_trend(series, title=f"{cipher}/{impl} on {target} @ {where}: {metric}{size}",
-                                         ylabel=unit, marks=marks))
+        title = f"{cipher}/{impl} on {target} @ {where}: {metric}{size}"
+        out.append({"series": series, "title": title, "ylabel": unit, "marks": marks})
         rel = {tc: pts for tc, pts in rel.items() if len(pts) >= 2}
         if rel:  # beside the absolute series: the same runs relative to the machine-speed gauge
-            figs.append(charts.version_trend(rel, title=f"{cipher}/{impl} on {target} @ {where}: {metric}{size} "
-                                                        "relative to the machine-speed gauge",
-                                             ylabel="Kbit/s x gauge ns per iteration", marks=marks))
+            out.append({"series": rel, "title": f"{title} relative to the machine-speed gauge",
+                        "ylabel": "Kbit/s x gauge ns per iteration", "marks": marks})
+    return out
+
+
+def write_site(df: pd.DataFrame, found: list[Step], gauge: pd.DataFrame, reports_dir: Path,
+               by: str = "date") -> Path:  # pragma: no mutate block (I/O: docs/testing.md)
+    """reports/history/index.html: each quantity over runs with its interval (:func:`page_charts`), instruction
+    counts as their own exact series, the steps and the noise gauge."""
+    import jinja2
+
+    from .report import charts
+
+    figs = [charts.version_trend(**c) for c in page_charts(df, found, by)]
     out = Path(reports_dir) / "history"
     out.mkdir(parents=True, exist_ok=True)
     html = jinja2.Template(_PAGE, autoescape=True).render(
@@ -272,5 +282,5 @@ a chart shows the cipher's smallest key size (the list names every step's).</p>
 </body></html>
 """
 
-__all__ = ["load", "with_revision_order", "steps", "change_points", "noise_gauge", "format_history", "write_site",
-           "Step"]
+__all__ = ["load", "with_revision_order", "steps", "change_points", "noise_gauge", "format_history", "page_charts",
+           "write_site", "Step"]

@@ -35,9 +35,10 @@ def compiler_of(version_text: str | None, compiler: str | None = None) -> tuple[
     text = version_text or ""
     low = f"{text} {compiler or ''}".lower()
     family = "clang" if "clang" in low else "gcc" if ("gcc" in low or "g++" in low) else None
-    found = _VERSION.findall(text.split("(")[-1] if family == "gcc" else text) or _VERSION.findall(text)
+    found = _VERSION.findall(text)
     if family is None or not found:
         return None
+    # gcc ends with its version, after the distribution's package version; clang starts with it
     major, minor, patch = found[-1] if family == "gcc" else found[0]
     return family, tuple(int(x) for x in (major, minor, patch or 0))
 
@@ -53,7 +54,7 @@ def points(df: pd.DataFrame, metrics=TIMED, key_size: int = 128) -> pd.DataFrame
     sel = df[df.metric.isin(list(metrics) + [EXACT[m] for m in metrics if m in EXACT]) & (df.status == Status.OK)
              & df.estimate.notna() & ((df.key_size == key_size) | df.key_size.isna())].copy()
     sel = sel[~sel.metric.str.endswith("per_block") | (sel.n_blocks == 128)]
-    if sel.empty:
+    if sel.empty:  # the columns below cannot be built from no rows (a float column has no string "+")
         return sel.assign(family=[], version=[], series=[])
     parsed = [compiler_of(v, c) for v, c in zip(sel.compiler_version, sel.compiler)]
     sel["family"] = [p[0] if p else None for p in parsed]
@@ -76,15 +77,15 @@ def steps(df: pd.DataFrame, metrics=TIMED, threshold: float = stats.NOISE_THRESH
         emulated = bool(g.emulated.astype(bool).any())
         if (metric in exact_metrics) != emulated:
             continue  # hardware: timed steps (counts confirm them); emulated: only the exact counts mean anything
-        out += _series_steps(pts, g, metric, threshold, metric not in exact_metrics)
+        out += _series_steps(pts, g, metric, threshold)
     return out
 
 
-def _series_steps(pts: pd.DataFrame, g: pd.DataFrame, metric: str, threshold: float, timed: bool) -> list[Step]:
+def _series_steps(pts: pd.DataFrame, g: pd.DataFrame, metric: str, threshold: float) -> list[Step]:
     """One series' steps by the lab's one detector (lab/steps.py), its points the versions (a version's rows
     together) and each split judged on the two versions either side of it (steps.Neighbours): a version is
     another program, and versions pooled on a side would make a drift of small changes a step."""
-    g = g.sort_values("version", key=lambda s: s.map(tuple), kind="stable")
+    g = g.sort_values("version", kind="stable")  # versions are tuples: (9, 5, 0) < (10, 2, 1)
     rows = list(g.itertuples())
     versions = [list(vs) for _, vs in itertools.groupby(rows, key=lambda r: tuple(r.version))]
 
@@ -100,9 +101,9 @@ def _series_steps(pts: pd.DataFrame, g: pd.DataFrame, metric: str, threshold: fl
     out = []
     for k, s in segment(Neighbours(pair), len(versions)):
         a, b = versions[k - 1][-1], versions[k][0]
-        # a timed step: what the exact counts say at the same versions
-        exact = _exact_change(pts, a, b, EXACT.get(metric)) if timed else None
-        out.append(Step("versions", g.series.iloc[0], metric, version_label(a.family, a.version),
+        # a timed step: what the exact counts say at the same versions (an exact one has no twin: None)
+        exact = _exact_change(pts, a, b, EXACT.get(metric))
+        out.append(Step("versions", a.series, metric, version_label(a.family, a.version),
                         version_label(b.family, b.version), s.change, s.low, s.high, s.verdict, a.key_size,
                         cipher=a.cipher, display=a.display, implementation=a.implementation, target=a.target,
                         family=a.family, exact_change=exact))

@@ -366,13 +366,198 @@ def test_the_noise_gauge_by_hand():
                 "compiler_version": cv, "cflags": "-O3", "revision": rev, "estimate": est,
                 "estimator": estimator, "gauge_relative": rel, "run_id": run}
 
-    df = pd.DataFrame([row("r1", 100.0, 1.00), row("r2", 104.0, 1.01), row("r3", 102.0, 1.02),
+    df = pd.DataFrame([row("r1", 100.0, 2.00), row("r2", 104.0, 2.02), row("r3", 102.0, 2.04),
                        row("r4", 50.0, 0.5, rev="abc+"),  # uncommitted changes: not the same build
                        row("r5", 90.0, 0.9, cv="gcc 13.1.0"),  # another compiler: one run of its own, left out
                        row("r1", 1e4, metric="insn_encrypt_per_block", estimator="exact"),
-                       row("r2", 2e4, metric="insn_encrypt_per_block", estimator="exact")])
+                       row("r2", 2e4, metric="insn_encrypt_per_block", estimator="exact"),
+                       row("r6", 80.0, 1.0, rev="def"), row("r7", 88.0, 1.1, rev="def")])  # two runs are enough
     g = history.noise_gauge(df)
-    assert len(g) == 1
-    (r,) = g.itertuples()
-    assert (r.count, r.min, r.max) == (3, 100.0, 104.0)
+    assert len(g) == 2
+    r, d = (next(g[g.revision == v].itertuples()) for v in ("abc", "def"))  # noqa: B023
+    assert (r.count, r.min, r.max, d.count) == (3, 100.0, 104.0, 2)
     assert r.spread == pytest.approx(0.04) and r.spread_gauge_relative == pytest.approx(0.02)
+    assert d.spread == pytest.approx(0.1) and d.spread_gauge_relative == pytest.approx(0.1)
+
+
+def test_the_page_charts_by_hand():
+    """history.page_charts from a known frame: one chart per cell, profile and quantity with two runs or more
+    (encryption speed; instruction counts at 128 blocks a call only), at the smallest key size, each toolchain's
+    runs in order with an interval that is not finite drawn as the estimate, the first run after each of the
+    chart's own steps marked (not a step at another key size or in another profile), and beside it the runs
+    relative to the machine-speed gauge where a toolchain has two of them."""
+    import pandas as pd
+
+    from lab import history
+    from lab.steps import Step
+
+    nan = float("nan")
+
+    def row(cipher, tc, run, est, lo, hi, ks=128.0, metric="encrypt_speed", nb=nan, profile="quick", rel=nan,
+            rev=None):
+        return {"cipher": cipher, "implementation": "ref", "toolchain": tc, "target": "host", "machine": "m",
+                "profile": profile, "metric": metric, "key_size": ks, "n_blocks": nb, "run_id": f"2026110{run}T000000Z-x",
+                "started": float(run), "revision": rev, "revision_order": nan, "compiler": "gcc",
+                "compiler_version": "gcc (Debian 12.2.0-14) 12.2.0", "estimate": est, "ci_low": lo, "ci_high": hi,
+                "gauge_relative": rel, "gauge_relative_low": rel - 0.25, "gauge_relative_high": rel + 0.25}
+
+    df = pd.DataFrame([
+        row("aes", "gcc-O2", 1, 90.0, 89.0, 91.0),  # one run: no chart
+        row("rc6", "gcc-O2", 2, 100.0, 99.0, 101.0, rel=2.0),
+        row("rc6", "gcc-O2", 1, 110.0, nan, nan, rel=2.5),  # started first; no interval
+        row("rc6", "gcc-O2", 3, 50.0, 49.0, 51.0, ks=256.0),  # another key size: not on the 128-bit chart
+        row("rc6", "gcc-O3", 1, 120.0, 118.0, 122.0, rel=3.0),  # one gauge-relative figure: no gauge chart line
+        row("rc6", "gcc-O2", 4, 70.0, 69.0, 71.0, profile="nist"),
+        row("rc6", "gcc-O2", 5, 75.0, 74.0, 76.0, profile="nist"),
+        row("rc6", "gcc-O2", 6, 1.0, 1.0, 1.0, metric="decrypt_speed"),  # not drawn
+        row("rc6", "gcc-O2", 7, 1.0, 1.0, 1.0, metric="decrypt_speed"),
+        row("serpent", "gcc-O2", 1, 5000.0, 5000.0, 5000.0, nan, "insn_encrypt_per_block", 128.0, None),
+        row("serpent", "gcc-O2", 2, 5500.0, 5500.0, 5500.0, nan, "insn_encrypt_per_block", 128.0, None),
+        row("serpent", "gcc-O2", 3, 7000.0, 7000.0, 7000.0, nan, "insn_encrypt_per_block", 1.0, None),  # n=1
+    ])
+    o2, o3 = "rc6/ref@gcc-O2@host@m", "rc6/ref@gcc-O3@host@m"
+
+    def step(series, first, ks=128, profile=None, metric="encrypt_speed"):
+        return Step("runs", series, metric, "a", f"2026110{first}T000000Z-x", 0.1, 0.05, 0.15, "faster", ks,
+                    profile=profile)
+
+    found = [step(o2, 2), step(o3, 1), step(o2, 2, ks=256), step(o2, 2, profile="nist"), step(o2, 5, profile="nist"),
+             step(o2, 5), step("serpent/ref@gcc-O2@host@m", 2, ks=None, metric="insn_encrypt_per_block")]
+    charts = history.page_charts(df, found)
+    assert charts == [  # in the order of cell, profile ("nist" before "quick") and quantity
+        {"series": {"gcc-O2": [("20261104T000000", 70.0, 69.0, 71.0), ("20261105T000000", 75.0, 74.0, 76.0)]},
+         "title": "rc6/ref on host @ m [nist]: encrypt_speed, 128-bit key", "ylabel": "Kbit/s",
+         "marks": ["20261105T000000"]},
+        {"series": {"gcc-O2": [("20261101T000000", 110.0, 110.0, 110.0), ("20261102T000000", 100.0, 99.0, 101.0)],
+                    "gcc-O3": [("20261101T000000", 120.0, 118.0, 122.0)]},
+         "title": "rc6/ref on host @ m: encrypt_speed, 128-bit key", "ylabel": "Kbit/s",
+         "marks": ["20261102T000000", "20261101T000000"]},
+        {"series": {"gcc-O2": [("20261101T000000", 2.5, 2.25, 2.75), ("20261102T000000", 2.0, 1.75, 2.25)]},
+         "title": "rc6/ref on host @ m: encrypt_speed, 128-bit key relative to the machine-speed gauge",
+         "ylabel": "Kbit/s x gauge ns per iteration", "marks": ["20261102T000000", "20261101T000000"]},
+        {"series": {"gcc-O2": [("20261101T000000", 5000.0, 5000.0, 5000.0),
+                               ("20261102T000000", 5500.0, 5500.0, 5500.0)]},
+         "title": "serpent/ref on host @ m: insn_encrypt_per_block",
+         "ylabel": "guest instructions per block (exact)", "marks": ["20261102T000000"]}]
+    # by revision: the runs in their revisions' order, labelled by revision
+    rc6 = df[(df.cipher == "rc6") & (df.profile == "nist")].assign(revision=["b" * 40, "a" * 40],
+                                                                   revision_order=[1.0, 0.0])
+    (chart,) = history.page_charts(rc6, [], by="revision")
+    assert chart["series"] == {"gcc-O2": [("a" * 10, 75.0, 74.0, 76.0), ("b" * 10, 70.0, 69.0, 71.0)]}
+
+
+def _count(cipher, run, count, n_blocks=128.0, key_size=float("nan"), profile="quick", revision=None):
+    """One exact instruction count of a run, as a loaded frame holds it."""
+    return {"cipher": cipher, "implementation": "ref", "toolchain": "gcc-O3", "target": "host", "machine": "m",
+            "profile": profile, "metric": "insn_encrypt_per_block", "key_size": key_size, "n_blocks": n_blocks,
+            "run_id": f"2026110{run}T000000Z-x", "started": float(run), "revision": revision or f"rev{run}",
+            "estimator": "exact", "estimate": count, "ci_low": count, "ci_high": count, "confidence": None,
+            "per_process": None}
+
+
+def test_a_history_of_exact_counts_by_hand():
+    """history.steps over exact counts: a step from one run a side (two runs make a series), named with its
+    series, runs, revisions, key size, blocks per call and profile; counts of one block a call and a series of one
+    run play no part; the threshold passed replaces each series' own (3 % for counts)."""
+    import pandas as pd
+
+    from lab.steps import Step
+
+    df = pd.DataFrame([_count("aes", 1, 500.0),  # one run: no series
+                       _count("rc6", 1, 100.0), _count("rc6", 2, 110.0),
+                       _count("rc6", 1, 100.0, n_blocks=1.0), _count("rc6", 2, 200.0, n_blocks=1.0),
+                       _count("serpent", 1, 100.0, key_size=128.0, profile="nist"),
+                       _count("serpent", 2, 90.0, key_size=128.0, profile="nist", revision="rev1")])
+    found = history.steps(df)
+    ch1, ch2 = 100 / 110 - 1, 100 / 90 - 1
+    assert found == [
+        Step("runs", "rc6/ref@gcc-O3@host@m", "insn_encrypt_per_block", "20261101T000000Z-x", "20261102T000000Z-x",
+             ch1, ch1, ch1, "slower", None, 128, revisions=("rev1", "rev2"), profile=None),
+        Step("runs", "serpent/ref@gcc-O3@host@m", "insn_encrypt_per_block", "20261101T000000Z-x",
+             "20261102T000000Z-x", ch2, ch2, ch2, "faster", 128, 128, revisions=("rev1", "rev1"), profile="nist")]
+    assert history.steps(df, threshold=0.105) == found[1:] and history.steps(df, threshold=0.2) == []
+
+
+def test_change_points_take_the_threshold_and_the_side_size_they_are_given():
+    import pandas as pd
+
+    two_percent = _series([100.0] * 6 + [102.0] * 6)  # under 3 %, over 1 %
+    assert history.change_points(two_percent) == []
+    assert [k for k, *_ in history.change_points(two_percent, threshold=0.01)] == [6]
+    three_after = _series([100.0] * 27 + [120.0] * 3)
+    assert [k for k, *_ in history.change_points(three_after)] == [27]
+    assert history.change_points(three_after, min_size=4) == []
+    counts = pd.DataFrame({"estimator": ["exact"] * 3, "estimate": [100.0, 110.0, 110.0], "per_process": [None] * 3})
+    assert [k for k, *_ in history.change_points(counts)] == [1] and history.change_points(counts, 0.2) == []
+    # a run without per-process values is no unit of a timed series
+    assert np.isnan(history._run_values(pd.DataFrame({"per_process": [[1.0, 3.0], None, []]}))).tolist() == [
+        False, True, True]
+    assert history._run_values(pd.DataFrame({"per_process": [[1.0, 3.0, 8.0]]})).tolist() == [3.0]
+
+
+def test_format_history_states_the_threshold_it_used():
+    import pandas as pd
+
+    none = pd.DataFrame({"spread": []})
+    gauge = "noise gauge: no identical build measured in two runs yet"
+    assert history.format_history([], none, 0.05) == f"no step in any series (noise threshold ±5.0 %)\n{gauge}"
+    assert history.format_history([], none) == \
+        f"no step in any series (each series' noise threshold from its run-to-run intervals)\n{gauge}"
+    from lab.steps import Step
+
+    s = [Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower")] * 2
+    assert history.format_history(s, none).split("\n") == [s[0].line(), s[0].line(), gauge]
+
+
+def test_measured_rows_and_a_history_of_no_runs():
+    import pandas as pd
+
+    df = pd.DataFrame({"status": ["ok", "ok", "crashed"], "estimate": [1.0, float("nan"), 2.0]})
+    assert history.measured(df).estimate.tolist() == [1.0]
+
+
+def test_load_by_machine_and_by_a_list_of_values(rd, tmp_path):
+    from lab import index
+
+    assert history.load(rd, "nowhere").empty  # not the latest run of another machine
+    assert history.steps(history.load(rd, "nowhere")) == [] and history.steps(history.load(tmp_path)) == []
+    assert set(history.load(rd, "synth", cipher=["serpent", "rc6"]).cipher) == {"serpent", "rc6"}
+    assert set(history.load(rd, "synth", cipher="rc6").cipher) == {"rc6"}
+    assert (rd / index.COMBINED).is_file()  # the runs read together once are one file of this results folder
+
+
+def test_revision_order_by_hand(tmp_path, monkeypatch):
+    """A revision's place in the repository's history, found by its full hash, a 7-character abbreviation or a
+    '+' suffix; too short, unknown, missing (NaN: a run without one), outside a repository or without git: NaN."""
+    import subprocess
+
+    import pandas as pd
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True,  # noqa: E731
+                                    check=True).stdout.strip()
+    git("init", "-q")
+    revs = []
+    for i in range(2):
+        (repo / "f").write_text(str(i))
+        git("add", "f")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", f"c{i}")
+        revs.append(git("rev-parse", "HEAD"))
+    df = pd.DataFrame({"revision": [revs[1], revs[0][:7], revs[1][:7] + "+", revs[0][:6], "f" * 40, None]})
+    order = history.with_revision_order(df, repo).revision_order.tolist()
+    assert order[:3] == [1.0, 0.0, 1.0] and all(np.isnan(order[3:]))
+    assert all(np.isnan(history.with_revision_order(df, tmp_path).revision_order))  # not a repository
+    monkeypatch.setenv("PATH", "")  # no git
+    assert all(np.isnan(history.with_revision_order(df, repo).revision_order))
+
+
+def test_a_compiler_order_and_label_of_a_version_text_without_the_compiler_name():
+    """By compiler: `cc --version` names no compiler, the toolchain's compiler does (gcc 9.5.0 before 12.2.0); a
+    text with no known compiler is labelled by itself and ordered first."""
+    import pandas as pd
+
+    g = pd.DataFrame({"run_id": ["a", "b", "c"], "started": [1.0, 2.0, 3.0], "compiler": ["gcc", "gcc", "icc"],
+                      "compiler_version": ["cc (Debian 12.2.0-14) 12.2.0", "cc (Debian 9.5.0-3) 9.5.0", "icc 1999"]})
+    assert list(history._order(g, "compiler").run_id) == ["c", "b", "a"]
+    assert [history._x_label(r, "compiler") for r in g.itertuples()] == ["gcc 12.2.0", "gcc 9.5.0", "icc 1999"]

@@ -59,9 +59,19 @@ def df(tmp_path_factory):
     ("Debian clang version 16.0.6 (15)", ("clang", (16, 0, 6))),
     ("clang version 19.1.7 (3+b1)", ("clang", (19, 1, 7))),
     ("something else 1.2", None),
+    ("g++ (Debian 12.2.0-14) 12.2.0", ("gcc", (12, 2, 0))),
+    ("gcc-4.9 (Debian 4.9.2-10+deb8u2) 4.9.2", ("gcc", (4, 9, 2))),  # gcc's last version, not its name's
+    ("gcc (Debian 20230315-1) 13.0.1 20230315 (experimental)", ("gcc", (13, 0, 1))),  # one version only
+    ("Ubuntu clang version 14.0.0-1ubuntu1.1", ("clang", (14, 0, 0))),  # clang's first
+    ("clang version 7.0 (tags/RELEASE_700/final)", ("clang", (7, 0, 0))),  # no patch number: 0
 ])
 def test_the_compiler_and_its_version_from_version_text(text, want):
     assert trends.compiler_of(text) == want
+
+
+def test_a_compiler_whose_version_text_does_not_name_it_is_named_by_the_toolchain():
+    assert trends.compiler_of("cc (Debian 12.2.0-14) 12.2.0", "gcc") == ("gcc", (12, 2, 0))
+    assert trends.compiler_of("cc (Debian 12.2.0-14) 12.2.0") is None
 
 
 def test_a_planted_10_percent_step_is_found_between_the_right_versions(df):
@@ -188,3 +198,130 @@ def test_a_step_says_itself_in_one_line_exactly():
                         "from run r2; revisions abc..def (profile nist)")
     same = Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower", revisions=("abc", "abc"))
     assert same.line() == "x encrypt_speed: slower -5.0 % [-7.0, -3.0] from run r2"
+
+
+def _figure(text, est, run="r1", lo=None, hi=None, within=0.005, metric="encrypt_speed", cipher="serpent",
+            target="host", key_size=128.0, n_blocks=float("nan"), cflags="-O3", status="ok", compiler="gcc"):
+    """One row of a loaded frame as trends reads it: a trimmed figure with its run-to-run interval and its
+    within-run part (relative), or an exact count for an insn_ metric."""
+    exact = metric.startswith("insn")
+    return {"cipher": cipher, "implementation": "ref", "display": cipher.upper(), "target": target,
+            "emulated": target != "host", "metric": metric, "status": status, "estimate": est,
+            "estimator": "exact" if exact else "trimmed", "ci_low": est if exact else lo,
+            "ci_high": est if exact else hi, "confidence": None if exact else 0.95, "within": 0.0 if exact else within,
+            "per_process": None if exact else [est] * 3, "key_size": key_size, "n_blocks": n_blocks,
+            "compiler_version": text, "compiler": compiler, "cflags": cflags, "run_id": run}
+
+
+G12, G13, G11 = GCC[12], GCC[13], GCC[11]
+
+
+def test_the_version_points_by_hand():
+    """trends.points: measured rows of the asked quantities (and their instruction counts at 128 blocks a call)
+    at the key size, in series of one implementation, target, family and flags with two versions or more."""
+    import pandas as pd
+
+    nan = float("nan")
+    df = pd.DataFrame([
+        _figure(G12, 100.0, lo=99.0, hi=101.0), _figure(G13, 90.0, lo=89.0, hi=91.0),
+        _figure(G11, 95.0, lo=94.0, hi=96.0, status="crashed"),  # not measured
+        _figure(G11, nan, lo=nan, hi=nan),  # no estimate
+        _figure(G11, 97.0, lo=96.0, hi=98.0, key_size=256.0),  # another key size
+        _figure(G11, 98.0, lo=97.0, hi=99.0, metric="decrypt_speed"),  # not asked for
+        _figure(G12, 1000.0, metric="insn_encrypt_per_block", n_blocks=128.0),
+        _figure(G13, 1100.0, metric="insn_encrypt_per_block", n_blocks=128.0),
+        _figure(G11, 900.0, metric="insn_encrypt_per_block", n_blocks=1.0),  # one block a call
+        _figure("cc (Debian 12.2.0-14) 12.2.0", 50.0, lo=49.0, hi=51.0, cipher="rc6", cflags=nan),
+        _figure(G13, 55.0, lo=54.0, hi=56.0, cipher="rc6", cflags=nan),
+        _figure(G13, 60.0, lo=59.0, hi=61.0, cipher="aes"),  # one version: no series
+    ])
+    pts = trends.points(df, ("encrypt_speed",))
+    assert sorted(zip(pts.series, pts.metric, pts.version, pts.estimate)) == [
+        ("rc6/ref@host gcc ", "encrypt_speed", (12, 2, 0), 50.0), ("rc6/ref@host gcc ", "encrypt_speed", (13, 3, 0), 55.0),
+        ("serpent/ref@host gcc -O3", "encrypt_speed", (12, 2, 0), 100.0),
+        ("serpent/ref@host gcc -O3", "encrypt_speed", (13, 3, 0), 90.0),
+        ("serpent/ref@host gcc -O3", "insn_encrypt_per_block", (12, 2, 0), 1000.0),
+        ("serpent/ref@host gcc -O3", "insn_encrypt_per_block", (13, 3, 0), 1100.0)]
+    assert set(pts.family) == {"gcc"}
+    assert trends.steps(df[df.cipher == "aes"]) == [] and trends.steps(df.iloc[:0]) == []  # no series: no step
+    assert {"family", "version", "series"} <= set(trends.points(df.iloc[:0]).columns)
+
+
+def test_a_timed_step_by_hand_within_one_run_and_between_two():
+    """Two versions 10 % apart measured in one run are judged on their within-run parts (0.5 %): a step, 10 %
+    slower, its interval z(99 %) x both parts combined, the counts' change at the same versions beside it (from
+    its own series, not another's).  The same figures from two runs are judged on their run-to-run intervals
+    (10 %): no step."""
+    import dataclasses
+    import math
+
+    import pandas as pd
+    from lab import stats
+    from lab.steps import Step
+
+    rows = [_figure(G12, 100.0, lo=90.0, hi=110.0), _figure(G13, 90.0, lo=81.0, hi=99.0),
+            _figure(G12, 1000.0, metric="insn_encrypt_per_block", n_blocks=128.0),
+            _figure(G13, 1100.0, metric="insn_encrypt_per_block", n_blocks=128.0),
+            _figure(G12, 1000.0, metric="insn_encrypt_per_block", n_blocks=128.0, cipher="rc6"),
+            _figure(G13, 2000.0, metric="insn_encrypt_per_block", n_blocks=128.0, cipher="rc6")]
+    (s,) = trends.steps(pd.DataFrame(rows), ("encrypt_speed",))
+    sd = 0.005 / stats.z_value(0.95)  # each side's within-run relative sd
+    hw = stats.z_value(stats.VERDICT_CONFIDENCE) * math.hypot(sd, sd)
+    assert (s.change, s.ci_low, s.ci_high) == pytest.approx((-0.1, 0.9 * math.exp(-hw) - 1, 0.9 * math.exp(hw) - 1))
+    assert s.exact_change == pytest.approx(1000 / 1100 - 1)
+    assert dataclasses.replace(s, change=0, ci_low=0, ci_high=0, exact_change=0) == Step(
+        "versions", "serpent/ref@host gcc -O3", "encrypt_speed", "gcc 12.2.0", "gcc 13.3.0", 0, 0, 0, "slower",
+        128.0, cipher="serpent", display="SERPENT", implementation="ref", target="host", family="gcc",
+        exact_change=0)
+    rows[1]["run_id"] = "r2"
+    assert trends.steps(pd.DataFrame(rows), ("encrypt_speed",)) == []
+    # at another key size: the same step, asked for at that size only
+    at256 = pd.DataFrame(rows[:1] + [{**rows[1], "run_id": "r1"}]).assign(key_size=256.0)
+    assert trends.steps(at256, ("encrypt_speed",)) == []
+    assert [x.key_size for x in trends.steps(at256, ("encrypt_speed",), key_size=256)] == [256.0]
+
+
+def test_exact_counts_by_hand_the_threshold_and_two_runs_of_one_version():
+    """An emulated target's counts: 10 % more instructions is a step at the default 3 % threshold and none at 20 %;
+    two runs of one version are one point (12.2.0 measured 1000 and then 1100, with 11.3.0 at 1000 and 13.3.0 at
+    1100: no pair of neighbouring versions differs), not a step inside the version."""
+    import pandas as pd
+
+    def count(text, n, run="r1"):
+        return _figure(text, n, run, metric="insn_encrypt_per_block", n_blocks=128.0, target="sparc64")
+
+    df = pd.DataFrame([count(G12, 1000.0), count(G13, 1100.0)])
+    (s,) = trends.steps(df, ("encrypt_speed",))
+    assert (s.before, s.after, s.verdict, s.ci_low, s.ci_high) == ("gcc 12.2.0", "gcc 13.3.0", "slower",
+                                                                     s.change, s.change)
+    assert s.change == pytest.approx(1000 / 1100 - 1) and s.exact_change is None
+    assert trends.steps(df, ("encrypt_speed",), threshold=0.2) == []
+    runs = pd.DataFrame([count(G11, 1000.0), count(G12, 1000.0), count(G12, 1100.0, "r2"), count(G13, 1100.0)])
+    assert trends.steps(runs, ("encrypt_speed",)) == []
+
+
+def test_the_counts_change_beside_a_timed_step_needs_a_count_above_zero():
+    """_exact_change: the instruction counts' change of speed between two versions (a over b - 1); none where
+    the later version has no count or a count of 0 (a broken count, not an infinite speed-up)."""
+    import pandas as pd
+
+    rows = [_figure(G12, 1000.0, metric="insn_encrypt_per_block", n_blocks=128.0),
+            _figure(G13, 0.5, metric="insn_encrypt_per_block", n_blocks=128.0)]
+    pts = trends.points(pd.DataFrame(rows), ("encrypt_speed",))
+    a, b = (next(pts[pts.version.map(lambda x: x == v)].itertuples()) for v in [(12, 2, 0), (13, 3, 0)])  # noqa: B023
+    assert trends._exact_change(pts, a, b, "insn_encrypt_per_block") == pytest.approx(1000 / 0.5 - 1)
+    assert trends._exact_change(pts, b, a, "insn_encrypt_per_block") == pytest.approx(0.5 / 1000 - 1)
+    zero = pts.assign(estimate=[1000.0, 0.0])
+    assert trends._exact_change(zero, a, b, "insn_encrypt_per_block") is None
+    assert trends._exact_change(pts, a, b, None) is None
+
+
+def test_the_steps_text_states_the_threshold_and_the_count():
+    from lab.steps import Step
+
+    assert trends.format_steps([], 0.05) == "no significant step between neighbouring compiler versions (noise " \
+                                            "threshold ±5.0 %)"
+    s = Step("versions", "s", "encrypt_speed", "gcc 12.2.0", "gcc 13.3.0", -0.1, -0.12, -0.08, "slower",
+             display="SERPENT", implementation="ref", target="host")
+    assert trends.format_steps([s, s], 0.05).split("\n") == [s.line(), s.line(), "",
+                                                             "2 significant steps (noise threshold ±5.0 %)"]
