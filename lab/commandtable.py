@@ -37,6 +37,10 @@ class Command:
 # ----------------------------------------------------------- shared options (declared once)
 BUILD_DIR = Opt("build_dir", "where builds go (default build/ in the checkout)")
 RESULTS_DIR = Opt("results_dir", "where the results are (default results/ in the checkout)")
+PROFILE = Opt("profile", "measurement profile (default: the matrix's)")
+BUILD_JOBS = Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int")
+CIPHER = Opt("cipher", "cipher name", positional=True)
+ANY_IMPL = Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name")
 
 
 def out(bench: str) -> Opt:
@@ -69,7 +73,7 @@ DEBUG = Opt("debug", "show Python tracebacks of errors", "flag")
 #: the part of the matrix a benchmark narrows to (bench.mainjob, bench.aa)
 MATRIX_PART = (ciphers("the matrix's"),
                toolchains("the matrix's"),
-               Opt("profile", "measurement profile (default: the matrix's)"))
+               PROFILE)
 REPORTS_DIR = Opt("reports_dir", "where the report goes (default reports/ in the checkout; REPORTS_DIR/latest "
                   "points at it)")
 # the run's options: RunRequest's fields (lab/request.py, the one table), then what only the command line has
@@ -104,9 +108,9 @@ COMMANDS: tuple[Command, ...] = (
                 RESULTS_DIR,
                 DEBUG)),
     Command("verify", "check implementations of a cipher against a known-answer file (any path)", "verify", (
-        Opt("cipher", "cipher name", positional=True),
+        CIPHER,
         Opt("vectors", "known-answer file in the vectors format", positional=True),
-        Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name"),
+        ANY_IMPL,
         Opt("toolchain", "toolchain profile (default gcc-O3)"),
         Opt("target", "target (default host; others run in their container)"),
         Opt("show", "failed records to print (default 5)", "int"),
@@ -118,8 +122,8 @@ COMMANDS: tuple[Command, ...] = (
         DEBUG)),
     Command("ct", "constant-time check of a cipher's cells: secret-dependent branches and memory addresses under "
             "QEMU (every target), dudect on the host's CPU; exit 1 on a leak", "ct", (
-                Opt("cipher", "cipher name", positional=True),
-                Opt("impl", "default, ours, peers, all (as run --implementations), or an implementation's name"),
+                CIPHER,
+                ANY_IMPL,
                 Opt("toolchain", "toolchain profiles, comma list or globs (default gcc-O3)", "csv"),
                 Opt("target", "targets, comma list (default host)", "csv"),
                 Opt("dudect", "dudect measurements per block op on the host (key setup: a tenth; default 20000; "
@@ -131,7 +135,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("ct-blame", "why a leaking cell leaks: the compiler version, the flag and the optimisation pass that "
             "make it, each confirmed by a rebuild that passes its known answers and is clean; else 'in the source'",
             "ct_blame", (
-                Opt("cipher", "cipher name", positional=True),
+                CIPHER,
                 Opt("impl", "the implementation's name (default: the cipher's default)"),
                 Opt("toolchain", "the toolchain profile of the leaking cell (default gcc-O3)"),
                 Opt("target", "the target (default host)"),
@@ -168,7 +172,7 @@ COMMANDS: tuple[Command, ...] = (
                 toolchains("the matrix's"),
                 Opt("implementations", "default, ours, peers, all, or a comma list"),
                 targets(),
-                Opt("profile", "measurement profile (default: the matrix's)"),
+                PROFILE,
                 out("repeatability"),
                 Opt("runs", "RUN_A,RUN_B: judge two stored runs again instead of measuring (after a change to "
                     "the estimators)", "csv"),
@@ -204,7 +208,7 @@ COMMANDS: tuple[Command, ...] = (
             "bench_peers", (
                 ciphers("every cipher a peer library has"),
                 toolchains("gcc-O3,clang-O3"),
-                Opt("profile", "measurement profile (default: the matrix's)"),
+                PROFILE,
                 out("peers"),
                 DEBUG), invoke="bench.peers"),
     Command("bench-java", "every Java implementation and Java peer under C2 (JMH, short iterations, pinned forks): "
@@ -226,7 +230,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("first", "comma list of stored flag-search runs: summarise them (with --second, their repeat) "
                     "instead of searching", "csv"),
                 Opt("second", "comma list of stored flag-search runs: the repeat of --first", "csv"),
-                Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
+                BUILD_JOBS,
                 out("compilers"), DEBUG),
             invoke="bench.compilers"),
     Command("bench-history", "the results index: build time per run, loading 10/100/1,000 runs through it; "
@@ -265,7 +269,7 @@ COMMANDS: tuple[Command, ...] = (
                 ciphers("every cipher"),
                 toolchains("gcc-O3,clang-O3"),
                 targets("x86_64,sparc64,mips64"),
-                Opt("profile", "measurement profile (default: the matrix's)"),
+                PROFILE,
                 out("scale"), DEBUG), invoke="bench.scale"),
     Command("bench-mutation", "the mutation score of the modules that compute numbers (mutmut; long)",
             "bench_mutation", (Opt("jobs", "mutants tested at once (default: the core count)", "int"),
@@ -297,7 +301,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("max_rounds", "processes per candidate at most (default 30)", "int", default=30),
                 Opt("precision", "stop when every survivor's interval is within this (default 0.01)", "float",
                     default=0.01),
-                Opt("jobs", "builds and known-answer gates at once (default: the number of cores)", "int"),
+                BUILD_JOBS,
                 Opt("ct", "for implementations that claim constant time, trace-check every raced candidate (as lab "
                     "ct does): a leaking one is 'leaks', never the winner nor tied; report the fastest overall, "
                     "the fastest constant-time one and the cost of constant time", "flag"),
