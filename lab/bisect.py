@@ -256,10 +256,8 @@ def _bisect_timed(out: Outcome, probes: list[Probe], ready, pr: _Probe, metric: 
             raise UserError(f"{m.name}: the test cannot tell it from either end after {max_rounds} "
                             "rounds; not calling a step (try on a quieter machine, or bisect on guest "
                             "instructions)")
-    out.first = probes[hi]
-    first = out.first if out.first.samples else b
-    s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first),
-                      threshold=threshold)
+    out.first = probes[hi]  # measured, as the last like good is: both ends before the search, a middle when readied
+    s = stats.speedup(pr.costs(probes[lo]), pr.costs(out.first), threshold=threshold)
     out.change, out.ci_low, out.ci_high = s.speedup - 1, s.ci_low - 1, s.ci_high - 1
     out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
                    f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
