@@ -378,6 +378,12 @@ def test_the_noise_gauge_by_hand():
     assert (r.count, r.min, r.max, d.count) == (3, 100.0, 104.0, 2)
     assert r.spread == pytest.approx(0.04) and r.spread_gauge_relative == pytest.approx(0.02)
     assert d.spread == pytest.approx(0.1) and d.spread_gauge_relative == pytest.approx(0.1)
+    # runs without a recorded revision, in an object column (pandas 2's strings; None, not a string NA): clean
+    # builds of one (unknown) revision, not a crash
+    df = pd.DataFrame([row("r8", 100.0, 1.0, rev=None), row("r9", 103.0, 1.0, rev=None),
+                       row("r10", 60.0, 1.0, rev="abc+")]).astype({"revision": object})
+    g = history.noise_gauge(df)
+    assert len(g) == 1 and g.iloc[0]["count"] == 2 and g.iloc[0].spread == pytest.approx(0.03)
 
 
 def test_the_page_charts_by_hand():
