@@ -185,3 +185,25 @@ def test_a_suffix_a_prefix_and_one_run_of_the_combined_file_are_exactly_their_ro
         want = pd.concat([first[first.run_id == d.name] for d in part])
         assert list(dict.fromkeys(got.run_id)) == [d.name for d in part]
         pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
+def test_the_combined_file_gives_the_columns_asked_and_nothing_from_a_file_it_did_not_write(tmp_path):
+    """read_combined: only the columns asked, in their order; None for a column the file lacks, and for a file of
+    the same rows without the lab's metadata, with another key's, or with the lab's key but no runs' stamps."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    rd, dirs = _three_runs(tmp_path)
+    first = results.load(dirs, rd)
+    got = index.read_combined(rd, [dirs[2], dirs[0]], results.VERSION, ["estimate", "run_id"])
+    assert got.column_names == ["estimate", "run_id"]
+    want = pd.concat([first[first.run_id == d.name] for d in (dirs[2], dirs[0])])
+    assert got.column("estimate").to_pylist() == want.estimate.tolist()
+    assert index.read_combined(rd, dirs, results.VERSION, ["run_id", "no_such_column"]) is None
+    cols = list(results.COLUMNS)
+    table = pq.read_table(rd / index.COMBINED)
+    for meta in (None, {b"other": b"{}"}, {b"cipherlab-index": json.dumps({"code": "x"}).encode()}):
+        pq.write_table(table.replace_schema_metadata(meta), rd / index.COMBINED)  # the rows, without the runs' stamps
+        assert pq.read_schema(rd / index.COMBINED).names == table.column_names
+        assert index.read_combined(rd, dirs, results.VERSION, cols) is None
