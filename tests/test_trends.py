@@ -198,6 +198,13 @@ def test_a_step_says_itself_in_one_line_exactly():
                         "from run r2; revisions abc..def (profile nist)")
     same = Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower", revisions=("abc", "abc"))
     assert same.line() == "x encrypt_speed: slower -5.0 % [-7.0, -3.0] from run r2"
+    one = Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower", revisions=("", "def"))
+    assert one.line().endswith("from run r2; revisions ?..def")  # a run without a recorded revision
+    assert Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower",
+                revisions=("abc", "")).line().endswith("from run r2; revisions abc..?")
+    big = Step("versions", "s", "encrypt_speed", "gcc 12.2.0", "gcc 13.3.0", 0.75, 0.6, 0.9, "faster", 128,
+               display="SERPENT", implementation="ref", target="host", family="gcc")
+    assert big.line() == "gcc 12.2.0 → 13.3.0: SERPENT encrypt +75 % [+60, +90] (ref on host)"  # percent: x 100
 
 
 def _figure(text, est, run="r1", lo=None, hi=None, within=0.005, metric="encrypt_speed", cipher="serpent",
