@@ -117,7 +117,7 @@ def _timed(costs: list[float], max_rounds: int = 20):
     def ready(p):
         seen.append(p.name)
         return p
-    bisect._bisect_timed(out, probes, ready, pr, "encrypt_speed", max_rounds, pr.threshold)
+    bisect._bisect_timed(out, probes, ready, pr, "encrypt_speed", max_rounds)
     return out, seen, pr
 
 
