@@ -104,8 +104,8 @@ def write(run_dir: Path, df: pd.DataFrame, results_version: int) -> Path | None:
 
 def _current(stamp_bytes: bytes | None, run_dir: Path, results_version: int) -> bool:
     try:
-        return json.loads(stamp_bytes or b"{}") == _stamp(run_dir, results_version)
-    except ValueError:
+        return json.loads(stamp_bytes) == _stamp(run_dir, results_version)
+    except (TypeError, ValueError):  # no stamp (None), or not one of ours
         return False
 
 
@@ -139,7 +139,7 @@ def read_many(run_dirs: list[Path], results_version: int, columns: list[str]) ->
     if not paths:
         return None, stale
     schema = pa.unify_schemas(schemas, promote_options="permissive")
-    return ds.dataset(paths, schema=schema, format="parquet").to_table(columns=columns), stale
+    return ds.dataset(paths, schema=schema).to_table(columns=columns), stale  # Parquet: the dataset's default
 
 
 def _arrow_lists(t: pa.DataType):
@@ -185,8 +185,7 @@ def read_combined(results_dir: Path, run_dirs: list[Path], results_version: int,
     table = pf.read(columns=columns)
     # each row's place: its run's position among run_dirs (-1: a run not asked for), rows of a run kept in order
     enc = pc.dictionary_encode(table.column("run_id")).combine_chunks()
-    rank = np.array([want.get(x, -1) for x in enc.dictionary.to_pylist()])[
-        enc.indices.to_numpy(zero_copy_only=False)]
+    rank = np.array([want.get(x, -1) for x in enc.dictionary.to_pylist()])[np.asarray(enc.indices)]
     if len(rank) and rank.min() >= 0 and (np.diff(rank) >= 0).all():
         return table  # exactly these runs, in this order: nothing to take
     rows = np.nonzero(rank >= 0)[0]
@@ -200,8 +199,7 @@ def to_frame(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     tables = [t.select(columns) for t in tables if t.num_rows]
     if not tables:
         return pd.DataFrame(columns=columns)
-    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
-    return table.to_pandas(types_mapper=_arrow_lists)
+    return pa.concat_tables(tables, promote_options="permissive").to_pandas(types_mapper=_arrow_lists)
 
 
 def has_values(v) -> bool:
