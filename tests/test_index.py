@@ -207,3 +207,81 @@ def test_the_combined_file_gives_the_columns_asked_and_nothing_from_a_file_it_di
         pq.write_table(table.replace_schema_metadata(meta), rd / index.COMBINED)  # the rows, without the runs' stamps
         assert pq.read_schema(rd / index.COMBINED).names == table.column_names
         assert index.read_combined(rd, dirs, results.VERSION, cols) is None
+
+
+def _frame_run(rd, name, df):
+    """A run folder holding only an index of `df` (no raw files: its stamp names none)."""
+    d = rd / name
+    d.mkdir(parents=True)
+    assert index.write(d, df, results.VERSION) == d / index.FILE
+    return d
+
+
+def test_many_runs_read_as_one_table_with_their_columns_unified(tmp_path):
+    """read_many: the current runs' rows in their order, only the columns asked, a missing or unstamped index
+    stale (and the runs after it still read); a column all null in one run, or whole numbers in one and
+    fractions in another, takes the type that holds both."""
+    import pyarrow.parquet as pq
+
+    rd = tmp_path / "results"
+    a = _frame_run(rd, "a", pd.DataFrame({"run_id": ["a", "a"], "estimate": [1.0, 2.0], "n_blocks": [128, 16],
+                                          "profile": [None, None], "extra": [0, 0]}))
+    missing = rd / "missing"
+    missing.mkdir()
+    unstamped = _frame_run(rd, "unstamped", pd.DataFrame({"run_id": ["u"], "estimate": [9.0], "n_blocks": [1],
+                                                          "profile": ["x"]}))
+    table = pq.read_table(unstamped / index.FILE)
+    pq.write_table(table.replace_schema_metadata(None), unstamped / index.FILE)  # rows without the lab's stamp
+    assert index.read(unstamped, results.VERSION) is None
+    b = _frame_run(rd, "b", pd.DataFrame({"run_id": ["b"], "estimate": [3.0], "n_blocks": [float("nan")],
+                                          "profile": ["nist"]}))
+    got, stale = index.read_many([b, missing, unstamped, a], results.VERSION, ["run_id", "n_blocks", "profile"])
+    assert stale == [missing, unstamped]
+    assert got.column_names == ["run_id", "n_blocks", "profile"]
+    assert got.to_pydict() == {"run_id": ["b", "a", "a"], "n_blocks": [None, 128.0, 16.0],
+                               "profile": ["nist", None, None]}
+    df = index.to_frame([index.read(a, results.VERSION), index.read(b, results.VERSION)], ["run_id", "n_blocks"])
+    assert df.run_id.tolist() == ["a", "a", "b"] and df.n_blocks.tolist()[:2] == [128.0, 16.0]
+    assert pd.isna(df.n_blocks.iloc[2])
+    assert index.to_frame([], ["run_id", "n_blocks"]).columns.tolist() == ["run_id", "n_blocks"]
+
+
+def test_an_index_holds_the_frames_columns_whatever_its_row_labels(tmp_path):
+    df = pd.DataFrame({"run_id": ["r", "r", "r"], "estimate": [1.0, 2.0, 3.0]}).iloc[[2, 0]]  # labels 2, 0
+    d = _frame_run(tmp_path / "results", "r", df)
+    assert index.read(d, results.VERSION).to_pydict() == {"run_id": ["r", "r"], "estimate": [3.0, 1.0]}
+
+
+def test_the_combined_file_that_cannot_be_written_leaves_nothing_and_loads(tmp_path, monkeypatch):
+    rd, dirs = _three_runs(tmp_path)
+    before = results.load(dirs[0], rd)
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index.pq, "write_table", full)
+    df = results.load(dirs, rd)
+    assert list(dict.fromkeys(df.run_id)) == [d.name for d in dirs] and len(df) == 3 * len(before)
+    assert not (rd / index.COMBINED).exists() and not list(rd.glob("*.tmp"))
+
+
+def test_the_combined_file_read_in_its_own_order_takes_no_rows(tmp_path, monkeypatch):
+    """Exactly the runs of the combined file, in its order: the table as read (a copy of every row of a large
+    file is what the combined file saves); any other choice or order takes its rows."""
+    import pyarrow
+
+    rd, dirs = _three_runs(tmp_path)
+    results.load(dirs, rd)
+
+    class NoTake:
+        def __getattr__(self, name):
+            if name == "array":
+                raise AssertionError("rows taken")
+            return getattr(pyarrow, name)
+
+    monkeypatch.setattr(index, "pa", NoTake())
+    cols = list(results.COLUMNS)
+    assert index.read_combined(rd, dirs, results.VERSION, cols).num_rows > 0
+    for other in ([dirs[1], dirs[0], dirs[2]], dirs[1:]):
+        with pytest.raises(AssertionError, match="rows taken"):
+            index.read_combined(rd, other, results.VERSION, cols)
