@@ -89,7 +89,7 @@ def write(run_dir: Path, df: pd.DataFrame, results_version: int) -> Path | None:
     """Stores a run's tidy table; None when it cannot be written (a read-only results folder: loading still
     works, it recomputes)."""
     table = pa.Table.from_pandas(df, preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+    table = table.replace_schema_metadata({**table.schema.metadata,  # pandas' own, which from_pandas always adds
                                            _KEY: json.dumps(_stamp(run_dir, results_version)).encode()})
     tmp = run_dir / (FILE + ".tmp")
     try:
