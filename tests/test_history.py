@@ -439,7 +439,7 @@ def test_the_runs_judge_by_hand():
 def test_the_counts_judge_by_hand():
     """Counts: the splits beyond the threshold inside a segment (its own points only: flat inside, none), best
     separated first, then the larger change: 100, 110, 130 has both splits equally separated and 105 -> 130
-    (-19 %) beyond 100 -> 120 (-17 %)."""
+    (-19 %) beyond 100 -> 120 (-17 %); so has 130, 110, 100."""
     import numpy as np
 
     from lab import steps
@@ -449,6 +449,7 @@ def test_the_counts_judge_by_hand():
     assert early.candidates(2, 6) == [] and late.candidates(0, 4) == []
     assert early.candidates(0, 6)[0] == 2 and late.candidates(0, 6)[0] == 4
     assert C(100, 110, 130).candidates(0, 3) == [2, 1]
+    assert C(130, 110, 100).candidates(0, 3) == [1, 2]  # getting cheaper: 130 -> 105 (+24 %) beyond 120 -> 100 (+20 %)
 
 
 def test_a_series_order_and_its_x_labels_by_date_revision_and_compiler():

@@ -64,6 +64,24 @@ def test_a_changed_run_or_code_makes_the_index_stale(run, monkeypatch):
     assert index.read(d, results.VERSION) is None
 
 
+def test_a_raw_file_changed_behind_an_old_file_time_or_size_is_still_a_change(run):
+    """The content hash is remembered per file, size and file time: a change that keeps the size (a new time) or
+    the time (a new size) is read again, and makes the index stale."""
+    d, _ = run
+    raw = d / "cells.jsonl"
+    assert index.read(d, results.VERSION) is not None
+    st = raw.stat()
+    data = raw.read_bytes()
+    raw.write_bytes(data.replace(b"{", b"[", 1))  # the same size
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert raw.stat().st_size == st.st_size and index.read(d, results.VERSION) is None
+    raw.write_bytes(data)
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert index.read(d, results.VERSION) is not None  # as it was
+    raw.write_bytes(data + b"\n")  # another size, behind the old time
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert index.read(d, results.VERSION) is None
+
 def test_the_code_hash_follows_code_not_prose():
     src = '''"""A module."""
 import math
