@@ -253,11 +253,13 @@ def test_many_runs_read_as_one_table_with_their_columns_unified(tmp_path):
     assert index.read(unstamped, results.VERSION) is None
     b = _frame_run(rd, "b", pd.DataFrame({"run_id": ["b"], "estimate": [3.0], "n_blocks": [float("nan")],
                                           "profile": ["nist"]}))
-    got, stale = index.read_many([b, missing, unstamped, a], results.VERSION, ["run_id", "n_blocks", "profile"])
+    got, stale = index.read_many([a, missing, unstamped, b], results.VERSION, ["run_id", "n_blocks", "profile"])
     assert stale == [missing, unstamped]
     assert got.column_names == ["run_id", "n_blocks", "profile"]
-    assert got.to_pydict() == {"run_id": ["b", "a", "a"], "n_blocks": [None, 128.0, 16.0],
-                               "profile": ["nist", None, None]}
+    assert got.to_pydict() == {"run_id": ["a", "a", "b"], "n_blocks": [128.0, 16.0, None],
+                               "profile": [None, None, "nist"]}
+    back, _ = index.read_many([b, a], results.VERSION, ["run_id"])  # the order asked, whichever file came first
+    assert back.column("run_id").to_pylist() == ["b", "a", "a"]
     df = index.to_frame([index.read(a, results.VERSION), index.read(b, results.VERSION)], ["run_id", "n_blocks"])
     assert df.run_id.tolist() == ["a", "a", "b"] and df.n_blocks.tolist()[:2] == [128.0, 16.0]
     assert pd.isna(df.n_blocks.iloc[2])
@@ -265,7 +267,7 @@ def test_many_runs_read_as_one_table_with_their_columns_unified(tmp_path):
 
 
 def test_an_index_holds_the_frames_columns_whatever_its_row_labels(tmp_path):
-    df = pd.DataFrame({"run_id": ["r", "r", "r"], "estimate": [1.0, 2.0, 3.0]}).iloc[[2, 0]]  # labels 2, 0
+    df = pd.DataFrame({"run_id": ["r", "r"], "estimate": [3.0, 1.0]}, index=[7, 3])  # as left by a filter
     d = _frame_run(tmp_path / "results", "r", df)
     assert index.read(d, results.VERSION).to_pydict() == {"run_id": ["r", "r"], "estimate": [3.0, 1.0]}
 
