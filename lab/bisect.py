@@ -233,8 +233,7 @@ def _bisect_exact(out: Outcome, probes: list[Probe], ready, metric: str) -> None
                    f"the last one like good is {probes[lo].name}")
 
 
-def _bisect_timed(out: Outcome, probes: list[Probe], ready, pr: _Probe, metric: str, max_rounds: int,
-                  threshold: float) -> None:
+def _bisect_timed(out: Outcome, probes: list[Probe], ready, pr: _Probe, metric: str, max_rounds: int) -> None:
     """On time: good and bad must differ by the race's verdict; then each probe is told like good or like bad."""
     lo, hi = 0, len(probes) - 1
     g, b = probes[lo], probes[hi]
@@ -256,10 +255,8 @@ def _bisect_timed(out: Outcome, probes: list[Probe], ready, pr: _Probe, metric: 
             raise UserError(f"{m.name}: the test cannot tell it from either end after {max_rounds} "
                             "rounds; not calling a step (try on a quieter machine, or bisect on guest "
                             "instructions)")
-    out.first = probes[hi]
-    first = out.first if out.first.samples else b
-    s = stats.speedup(pr.costs(probes[lo]) if probes[lo].samples else pr.costs(g), pr.costs(first),
-                      threshold=threshold)
+    out.first = probes[hi]  # measured, as the last like good is: both ends before the search, a middle when readied
+    s = stats.speedup(pr.costs(probes[lo]), pr.costs(out.first))  # its size and interval (pr's verdicts decided)
     out.change, out.ci_low, out.ci_high = s.speedup - 1, s.ci_low - 1, s.ci_high - 1
     out.message = (f"first change at {out.first.name} ({out.first.subject}): {metric} "
                    f"{100 * out.change:+.1f} % [{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
@@ -308,7 +305,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
         if metric in EXACT:
             _bisect_exact(out, probes, ready, metric)
         else:
-            _bisect_timed(out, probes, ready, pr, metric, max_rounds, threshold)
+            _bisect_timed(out, probes, ready, pr, metric, max_rounds)
     finally:
         for wt in worktrees:
             subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(wt)], capture_output=True)

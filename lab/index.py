@@ -22,6 +22,7 @@ the same; otherwise the runs are read one by one again and the combined file is 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -46,7 +47,7 @@ def _code(source: str) -> str:
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                ast.get_docstring(node, clean=False) is not None:
+                ast.get_docstring(node) is not None:
             node.body = node.body[1:] or [ast.Pass()]
     return ast.dump(tree)
 
@@ -88,25 +89,23 @@ def write(run_dir: Path, df: pd.DataFrame, results_version: int) -> Path | None:
     """Stores a run's tidy table; None when it cannot be written (a read-only results folder: loading still
     works, it recomputes)."""
     table = pa.Table.from_pandas(df, preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+    table = table.replace_schema_metadata({**table.schema.metadata,  # pandas' own, which from_pandas always adds
                                            _KEY: json.dumps(_stamp(run_dir, results_version)).encode()})
     tmp = run_dir / (FILE + ".tmp")
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, run_dir / FILE)
     except OSError:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):  # also when it was never made
+            tmp.unlink()
         return None
     return run_dir / FILE
 
 
 def _current(stamp_bytes: bytes | None, run_dir: Path, results_version: int) -> bool:
     try:
-        return json.loads(stamp_bytes or b"{}") == _stamp(run_dir, results_version)
-    except ValueError:
+        return json.loads(stamp_bytes) == _stamp(run_dir, results_version)
+    except (TypeError, ValueError):  # no stamp (None), or not one of ours
         return False
 
 
@@ -140,7 +139,7 @@ def read_many(run_dirs: list[Path], results_version: int, columns: list[str]) ->
     if not paths:
         return None, stale
     schema = pa.unify_schemas(schemas, promote_options="permissive")
-    return ds.dataset(paths, schema=schema, format="parquet").to_table(columns=columns), stale
+    return ds.dataset(paths, schema=schema).to_table(columns=columns), stale  # Parquet: the dataset's default
 
 
 def _arrow_lists(t: pa.DataType):
@@ -155,32 +154,29 @@ def write_combined(results_dir: Path, run_dirs: list[Path], table: pa.Table, res
     if len(set(ids)) != len(ids):
         return
     runs = {os.path.abspath(d): {"run_id": d.name, "stamp": _stamp(d, results_version)} for d in run_dirs}
-    meta = {"results_version": results_version, "code": code_hash(), "runs": runs}
-    table = table.replace_schema_metadata({_KEY: json.dumps(meta).encode()})
+    table = table.replace_schema_metadata({_KEY: json.dumps({"runs": runs}).encode()})
     tmp = Path(results_dir) / f"{COMBINED}.{os.getpid()}.tmp"  # two loads at once never write one file
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, Path(results_dir) / COMBINED)
     except OSError:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):  # also when it was never made
+            tmp.unlink()
 
 
 def read_combined(results_dir: Path, run_dirs: list[Path], results_version: int,
                   columns: list[str]) -> pa.Table | None:
     """The rows of `run_dirs`, in their order, from the results folder's combined file; None when there is none,
-    or it lacks one of the runs, or any stamp differs (then the caller reads the runs one by one)."""
+    or it lacks one of the runs or a column, or any stamp differs (a run's stamp holds the format version and the
+    code hash: then the caller reads the runs one by one)."""
     try:
         pf = pq.ParquetFile(Path(results_dir) / COMBINED)
-        meta = json.loads((pf.schema_arrow.metadata or {}).get(_KEY, b"{}"))
-    except (OSError, pa.ArrowInvalid, ValueError):
+        runs = json.loads((pf.schema_arrow.metadata or {})[_KEY])["runs"]
+    except (OSError, KeyError, pa.ArrowInvalid, ValueError):
         return None
-    if meta.get("results_version") != results_version or meta.get("code") != code_hash() or \
-            not set(columns) <= set(pf.schema_arrow.names):
+    if not set(columns) <= set(pf.schema_arrow.names):
         return None
-    runs, want = meta.get("runs", {}), {}
+    want = {}
     for i, d in enumerate(run_dirs):
         r = runs.get(os.path.abspath(d))
         if r is None or r["stamp"] != json.loads(json.dumps(_stamp(d, results_version))) or r["run_id"] in want:
@@ -189,8 +185,7 @@ def read_combined(results_dir: Path, run_dirs: list[Path], results_version: int,
     table = pf.read(columns=columns)
     # each row's place: its run's position among run_dirs (-1: a run not asked for), rows of a run kept in order
     enc = pc.dictionary_encode(table.column("run_id")).combine_chunks()
-    rank = np.array([want.get(x, -1) for x in enc.dictionary.to_pylist()], dtype=np.int64)[
-        enc.indices.to_numpy(zero_copy_only=False)]
+    rank = np.array([want.get(x, -1) for x in enc.dictionary.to_pylist()])[np.asarray(enc.indices)]
     if len(rank) and rank.min() >= 0 and (np.diff(rank) >= 0).all():
         return table  # exactly these runs, in this order: nothing to take
     rows = np.nonzero(rank >= 0)[0]
@@ -204,8 +199,7 @@ def to_frame(tables: list[pa.Table], columns: list[str]) -> pd.DataFrame:
     tables = [t.select(columns) for t in tables if t.num_rows]
     if not tables:
         return pd.DataFrame(columns=columns)
-    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
-    return table.to_pandas(types_mapper=_arrow_lists)
+    return pa.concat_tables(tables, promote_options="permissive").to_pandas(types_mapper=_arrow_lists)
 
 
 def has_values(v) -> bool:

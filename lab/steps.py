@@ -71,7 +71,7 @@ def segment(judge: Judge, n: int) -> list[tuple[int, Split]]:
     order.  The judge's candidates of each segment are judged in turn; the first called is the segment's change
     point and its two sides are searched again.  The likeliest split leaving too few points on a side ends the
     segment's search: no other split stands in for it (two slow last runs must not make a step one run early)."""
-    found: list[tuple[int, Split]] = []
+    found: dict[int, Split] = {}
     size = judge.min_size
 
     def search(lo: int, hi: int) -> None:  # the segment points[lo:hi]
@@ -80,13 +80,13 @@ def segment(judge: Judge, n: int) -> list[tuple[int, Split]]:
                 return
             s = judge.judge(lo, k, hi, splits=hi - lo - 2 * size + 1)
             if s.verdict != "no change":
-                found.append((k, s))
+                found[k] = s
                 search(lo, k)
                 search(k, hi)
                 return
 
     search(0, n)
-    return _between_neighbours(judge, sorted(found, key=lambda f: f[0]), n)
+    return _between_neighbours(judge, sorted(found.items()), n)
 
 
 def _between_neighbours(judge: Judge, found: list[tuple[int, Split]], n: int) -> list[tuple[int, Split]]:
@@ -109,7 +109,7 @@ def separations(x) -> np.ndarray:
     a plateau; the separation peaks at the step."""
     from scipy.stats import rankdata
 
-    x = np.asarray(x, dtype=float)
+    x = np.asarray(x)
     finite = np.isfinite(x)
     ranks = np.zeros(x.size)
     ranks[finite] = rankdata(x[finite])
@@ -119,8 +119,7 @@ def separations(x) -> np.ndarray:
     n2 = n - n1
     u = r1 - n1 * (n1 + 1) / 2
     sd = np.sqrt(n1 * n2 * (n + 1) / 12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, np.abs(u - n1 * n2 / 2) / np.where(sd > 0, sd, 1), 0.0)
+    return np.abs(u - n1 * n2 / 2) / np.where(sd > 0, sd, 1)  # sd is 0 only with a side empty: u is 0 there
 
 
 def _best_separated(values: np.ndarray, lo: int, hi: int, change: Callable[[int], float | None]) -> list[int]:
@@ -161,10 +160,11 @@ class Runs:
     def candidates(self, lo: int, hi: int) -> list[int]:
         return _best_separated(self.values, lo, hi, lambda k: self._change(k, lo, hi))
 
-    def judge(self, lo: int, k: int, hi: int, splits: int = 1) -> Split:
+    def judge(self, lo: int, k: int, hi: int, splits: int) -> Split:
         """The U test's level is 5 % over all the `splits` the search could have chosen (Bonferroni): the
-        best-separated of many splits of a flat series is always separated somewhat."""
-        s = stats.speedup(*self.sides(lo, k, hi), SEGMENT_ESTIMATOR, self.threshold, alpha=0.05 / max(1, splits))
+        best-separated of many splits of a flat series is always separated somewhat.  A split the search judges
+        has min_size points a side, so `splits` is at least 1."""
+        s = stats.speedup(*self.sides(lo, k, hi), SEGMENT_ESTIMATOR, self.threshold, alpha=0.05 / splits)
         return Split(s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict)
 
 
@@ -187,7 +187,7 @@ class Counts:
 
         return _best_separated(self.values, lo, hi, change)
 
-    def judge(self, lo: int, k: int, hi: int, splits: int = 1) -> Split:
+    def judge(self, lo: int, k: int, hi: int, splits: int) -> Split:
         sp = self._speedup(lo, k, hi)
         return Split(sp - 1, sp - 1, sp - 1, stats.exact_verdict(sp, self.threshold))
 
@@ -201,16 +201,18 @@ class Neighbours:
     min_size: int = 1
     _judged: dict[int, Split] = field(default_factory=dict, init=False, repr=False)
 
-    def judge(self, lo: int, k: int, hi: int, splits: int = 1) -> Split:
+    def _at(self, k: int) -> Split:
         if k not in self._judged:
             self._judged[k] = self.pair(k - 1, k)
         return self._judged[k]
 
+    def judge(self, lo: int, k: int, hi: int, splits: int) -> Split:
+        return self._at(k)  # the segment does not matter: only the two points either side
+
     def candidates(self, lo: int, hi: int) -> list[int]:
-        """Every split whose neighbours differ, the larger change first (each is judged on its own pair, so the
-        order decides nothing but the work)."""
-        called = [k for k in range(lo + 1, hi) if self.judge(lo, k, hi).verdict != "no change"]
-        return sorted(called, key=lambda k: (-abs(self.judge(lo, k, hi).change), k))
+        """Every split whose neighbours differ, in order: each is judged on its own pair (and judged here), so
+        the search finds every one of them whatever the order."""
+        return [k for k in range(lo + 1, hi) if self._at(k).verdict != "no change"]
 
 
 @dataclass

@@ -326,6 +326,132 @@ def test_the_step_detectors_judges_by_hand():
     assert steps.segment(steps.Runs(np.array([10.0, 10.1, 9.9, 10.0, 10.1, 11.0, 11.1])), 7) == []
 
 
+class _Scripted:
+    """A judge of lab/steps.py's search with given candidates {(lo, hi): [k, ...]} and verdicts {(lo, k, hi):
+    verdict} ("no change" where none is given); it records every judgement (lo, k, hi, splits), and each split it
+    returns carries the number of its judgement as its change."""
+
+    def __init__(self, min_size, candidates, verdicts):
+        self.min_size, self.cands, self.verdicts, self.calls = min_size, candidates, verdicts, []
+
+    def candidates(self, lo, hi):
+        return self.cands.get((lo, hi), [])
+
+    def judge(self, lo, k, hi, splits):
+        from lab import steps
+
+        self.calls.append((lo, k, hi, splits))
+        n = float(len(self.calls))
+        return steps.Split(n, n, n, self.verdicts.get((lo, k, hi), "no change"))
+
+
+def test_the_binary_segmentation_by_hand():
+    """segment on 20 points, 3 a side: the first called candidate of a segment is its change point and both sides
+    are searched again; a "no change" passes to the next candidate; a candidate with too few points a side ends
+    the segment's search (the next is never judged); `splits` is hi - lo - 2 x 3 + 1.  Then each step is judged
+    again between its neighbouring change points, and keeps its first judgement where the second differs."""
+    from lab import steps
+
+    judge = _Scripted(3, {(0, 20): [10], (0, 10): [5], (5, 10): [7], (10, 20): [15, 12, 17]},
+                      {(0, 10, 20): "slower", (0, 5, 10): "faster"})
+    found = steps.segment(judge, 20)
+    assert judge.calls == [(0, 10, 20, 15), (0, 5, 10, 5), (10, 15, 20, 5),  # the search
+                           (0, 5, 10, 5), (5, 10, 20, 10)]  # each step between its neighbours
+    # 5: judged again alike (the fourth judgement); 10: "no change" between 5 and 20, so its first stays
+    assert found == [(5, steps.Split(4.0, 4.0, 4.0, "faster")), (10, steps.Split(1.0, 1.0, 1.0, "slower"))]
+
+
+def test_the_splits_a_search_tries_and_their_order_by_hand():
+    """_best_separated: the splits lo < k < hi, those with a change (not None) best-separated first, then the
+    larger change, then the earlier split."""
+    import numpy as np
+
+    from lab import steps
+
+    asked = []
+
+    def change(table):
+        def c(k):
+            asked.append(k)
+            return table.get(k)
+        return c
+
+    # 100, 130, 100: both splits equally separated (|z| 0.61), the larger change first
+    assert steps._best_separated(np.array([100.0, 130, 100]), 0, 3, change({1: 0.15, 2: 0.13})) == [1, 2]
+    assert steps._best_separated(np.array([100.0, 130, 100]), 0, 3, change({1: 0.13, 2: 0.15})) == [2, 1]
+    # 100, 100, 130, 130: the middle best separated; the other two tie, also in their change: the earlier first
+    assert steps._best_separated(np.array([100.0, 100, 130, 130]), 0, 4, change({1: 0.5, 2: 0.1, 3: 0.5})) == [2, 1, 3]
+    asked.clear()
+    # a segment inside the series: only its own splits, and None is no candidate
+    assert steps._best_separated(np.array([0.0, 0, 100, 130, 100]), 2, 5, change({3: 0.1})) == [3]
+    assert asked == [3, 4]
+
+
+def test_the_separation_of_every_split_by_hand():
+    """|z| of the U statistic at every split; a non-finite value has no rank and counts on neither side, and a
+    split with no finite value on a side is 0."""
+    import math
+
+    import numpy as np
+
+    from lab import steps
+
+    z = steps.separations([math.nan, 1.0, 2.0, 3.0])  # finite ranks 1, 2, 3
+    # split 2: [1] against [2, 3]: U = 0, n1 n2 / 2 = 1, sd = sqrt(1 x 2 x 4 / 12)
+    assert z == pytest.approx([0.0, 0.0, 1 / math.sqrt(2 / 3), 1 / math.sqrt(2 / 3), 0.0])
+    assert np.isfinite(z).all()
+
+
+def test_the_runs_judge_by_hand():
+    """Runs: a split's change (|left / right - 1| of the sides' median costs, None within the threshold, for a
+    side without a finite value or with a cost not above 0), its candidates and its judgement, inside a segment
+    of a longer series; the U test's level 5 % over the segment's splits."""
+    import numpy as np
+
+    from lab import stats, steps
+
+    nan = float("nan")
+    R = lambda *v, **kw: steps.Runs(np.array(v, dtype=float), **kw)  # noqa: E731
+    assert R(nan, nan, 100, 125, 130, 140)._change(3, 0, 6) == pytest.approx(1 - 100 / 130)  # the median, not min
+    assert R(100, 100, 100, 125, nan, nan)._change(3, 0, 6) == pytest.approx(0.2)  # one run a side is enough
+    assert R(nan, nan, nan, 125, 125, 125)._change(3, 0, 6) is None
+    assert R(0, 0, 0, 100, 100, 100)._change(3, 0, 6) is None and R(100, 100, 100, 0, 0, 0)._change(3, 0, 6) is None
+    assert R(0.5, 0.5, 0.5, 0.6, 0.6, 0.6)._change(3, 0, 6) == pytest.approx(1 / 6)  # costs below 1 are costs
+    assert R(100, 100, 100, 125, 125, 125, threshold=0.25)._change(3, 0, 6) is None  # exactly at the threshold
+    assert R(100, 100, 100, 125, 125, 125, threshold=0.2)._change(3, 0, 6) == pytest.approx(0.2)
+    # a segment inside a series: only its own runs count
+    inner = R(50, 50, 50, 100, 100, 100, 125, 125, 125, 50, 50, 50)
+    assert inner._change(6, 3, 9) == pytest.approx(0.2)
+    flat_inside = R(125, 125, 125, 100, 100, 100, 100, 100, 100, 50, 50, 50)
+    assert flat_inside.candidates(3, 9) == []
+    # in the whole series 3 and 9 are both wholly apart (3 runs against 9): the larger change, 100 -> 50, first
+    assert flat_inside.candidates(0, 12)[:2] == [9, 3]
+    left, right = np.array([100.0, 101, 99]), np.array([125.0, 126, 124])
+    s = stats.speedup(left, right, "median", stats.NOISE_THRESHOLD, alpha=0.05)
+    got = R(50, 50, 50, *left, *right, 50, 50, 50).judge(3, 6, 9, splits=1)
+    assert got == steps.Split(s.speedup - 1, s.ci_low - 1, s.ci_high - 1, s.verdict)
+    assert got.change == pytest.approx(100 / 125 - 1) and got.low < got.change < got.high
+    # five runs a side wholly apart: U test p = 2 / 252 = 0.0079, significant at 5 % over 5 splits, not over 7
+    five = R(100, 101, 99, 100.5, 99.5, 125, 126, 124, 125.5, 124.5)
+    assert five.judge(0, 5, 10, splits=5).verdict == "slower" and five.judge(0, 5, 10, splits=7).verdict == "no change"
+
+
+def test_the_counts_judge_by_hand():
+    """Counts: the splits beyond the threshold inside a segment (its own points only: flat inside, none), best
+    separated first, then the larger change: 100, 110, 130 has both splits equally separated and 105 -> 130
+    (-19 %) beyond 100 -> 120 (-17 %); so has 130, 110, 100."""
+    import numpy as np
+
+    from lab import steps
+
+    C = lambda *v: steps.Counts(np.array(v, dtype=float))  # noqa: E731
+    early, late = C(200, 200, 100, 100, 100, 100), C(100, 100, 100, 100, 50, 50)
+    assert early.candidates(2, 6) == [] and late.candidates(0, 4) == []
+    assert early.candidates(0, 6)[0] == 2 and late.candidates(0, 6)[0] == 4
+    assert C(100, 110, 130).candidates(0, 3) == [2, 1]
+    assert C(130, 110, 100).candidates(0, 3) == [1, 2]  # getting cheaper: 130 -> 105 (+24 %) beyond 120 -> 100 (+20 %)
+
+
 def test_a_series_order_and_its_x_labels_by_date_revision_and_compiler():
     """history's three orders of one series' runs and the label each run gets: by date (start, then id), by
     revision (position in the repository's history, unknown revisions last, ties by start), by compiler (the
@@ -378,6 +504,12 @@ def test_the_noise_gauge_by_hand():
     assert (r.count, r.min, r.max, d.count) == (3, 100.0, 104.0, 2)
     assert r.spread == pytest.approx(0.04) and r.spread_gauge_relative == pytest.approx(0.02)
     assert d.spread == pytest.approx(0.1) and d.spread_gauge_relative == pytest.approx(0.1)
+    # runs without a recorded revision, in an object column (pandas 2's strings; None, not a string NA): clean
+    # builds of one (unknown) revision, not a crash
+    df = pd.DataFrame([row("r8", 100.0, 1.0, rev=None), row("r9", 103.0, 1.0, rev=None),
+                       row("r10", 60.0, 1.0, rev="abc+")]).astype({"revision": object})
+    g = history.noise_gauge(df)
+    assert len(g) == 1 and g.iloc[0]["count"] == 2 and g.iloc[0].spread == pytest.approx(0.03)
 
 
 def test_the_page_charts_by_hand():

@@ -64,6 +64,24 @@ def test_a_changed_run_or_code_makes_the_index_stale(run, monkeypatch):
     assert index.read(d, results.VERSION) is None
 
 
+def test_a_raw_file_changed_behind_an_old_file_time_or_size_is_still_a_change(run):
+    """The content hash is remembered per file, size and file time: a change that keeps the size (a new time) or
+    the time (a new size) is read again, and makes the index stale."""
+    d, _ = run
+    raw = d / "cells.jsonl"
+    assert index.read(d, results.VERSION) is not None
+    st = raw.stat()
+    data = raw.read_bytes()
+    raw.write_bytes(data.replace(b"{", b"[", 1))  # the same size
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert raw.stat().st_size == st.st_size and index.read(d, results.VERSION) is None
+    raw.write_bytes(data)
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert index.read(d, results.VERSION) is not None  # as it was
+    raw.write_bytes(data + b"\n")  # another size, behind the old time
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert index.read(d, results.VERSION) is None
+
 def test_the_code_hash_follows_code_not_prose():
     src = '''"""A module."""
 import math
@@ -185,3 +203,105 @@ def test_a_suffix_a_prefix_and_one_run_of_the_combined_file_are_exactly_their_ro
         want = pd.concat([first[first.run_id == d.name] for d in part])
         assert list(dict.fromkeys(got.run_id)) == [d.name for d in part]
         pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
+def test_the_combined_file_gives_the_columns_asked_and_nothing_from_a_file_it_did_not_write(tmp_path):
+    """read_combined: only the columns asked, in their order; None for a column the file lacks, and for a file of
+    the same rows without the lab's metadata, with another key's, or with the lab's key but no runs' stamps."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    rd, dirs = _three_runs(tmp_path)
+    first = results.load(dirs, rd)
+    got = index.read_combined(rd, [dirs[2], dirs[0]], results.VERSION, ["estimate", "run_id"])
+    assert got.column_names == ["estimate", "run_id"]
+    want = pd.concat([first[first.run_id == d.name] for d in (dirs[2], dirs[0])])
+    assert got.column("estimate").to_pylist() == want.estimate.tolist()
+    assert index.read_combined(rd, dirs, results.VERSION, ["run_id", "no_such_column"]) is None
+    cols = list(results.COLUMNS)
+    table = pq.read_table(rd / index.COMBINED)
+    for meta in (None, {b"other": b"{}"}, {b"cipherlab-index": json.dumps({"code": "x"}).encode()}):
+        pq.write_table(table.replace_schema_metadata(meta), rd / index.COMBINED)  # the rows, without the runs' stamps
+        assert pq.read_schema(rd / index.COMBINED).names == table.column_names
+        assert index.read_combined(rd, dirs, results.VERSION, cols) is None
+
+
+def _frame_run(rd, name, df):
+    """A run folder holding only an index of `df` (no raw files: its stamp names none)."""
+    d = rd / name
+    d.mkdir(parents=True)
+    assert index.write(d, df, results.VERSION) == d / index.FILE
+    return d
+
+
+def test_many_runs_read_as_one_table_with_their_columns_unified(tmp_path):
+    """read_many: the current runs' rows in their order, only the columns asked, a missing or unstamped index
+    stale (and the runs after it still read); a column all null in one run, or whole numbers in one and
+    fractions in another, takes the type that holds both."""
+    import pyarrow.parquet as pq
+
+    rd = tmp_path / "results"
+    a = _frame_run(rd, "a", pd.DataFrame({"run_id": ["a", "a"], "estimate": [1.0, 2.0], "n_blocks": [128, 16],
+                                          "profile": [None, None], "extra": [0, 0]}))
+    missing = rd / "missing"
+    missing.mkdir()
+    unstamped = _frame_run(rd, "unstamped", pd.DataFrame({"run_id": ["u"], "estimate": [9.0], "n_blocks": [1],
+                                                          "profile": ["x"]}))
+    table = pq.read_table(unstamped / index.FILE)
+    pq.write_table(table.replace_schema_metadata(None), unstamped / index.FILE)  # rows without the lab's stamp
+    assert index.read(unstamped, results.VERSION) is None
+    b = _frame_run(rd, "b", pd.DataFrame({"run_id": ["b"], "estimate": [3.0], "n_blocks": [float("nan")],
+                                          "profile": ["nist"]}))
+    got, stale = index.read_many([a, missing, unstamped, b], results.VERSION, ["run_id", "n_blocks", "profile"])
+    assert stale == [missing, unstamped]
+    assert got.column_names == ["run_id", "n_blocks", "profile"]
+    assert got.to_pydict() == {"run_id": ["a", "a", "b"], "n_blocks": [128.0, 16.0, None],
+                               "profile": [None, None, "nist"]}
+    back, _ = index.read_many([b, a], results.VERSION, ["run_id"])  # the order asked, whichever file came first
+    assert back.column("run_id").to_pylist() == ["b", "a", "a"]
+    df = index.to_frame([index.read(a, results.VERSION), index.read(b, results.VERSION)], ["run_id", "n_blocks"])
+    assert df.run_id.tolist() == ["a", "a", "b"] and df.n_blocks.tolist()[:2] == [128.0, 16.0]
+    assert pd.isna(df.n_blocks.iloc[2])
+    assert index.to_frame([], ["run_id", "n_blocks"]).columns.tolist() == ["run_id", "n_blocks"]
+
+
+def test_an_index_holds_the_frames_columns_whatever_its_row_labels(tmp_path):
+    df = pd.DataFrame({"run_id": ["r", "r"], "estimate": [3.0, 1.0]}, index=[7, 3])  # as left by a filter
+    d = _frame_run(tmp_path / "results", "r", df)
+    assert index.read(d, results.VERSION).to_pydict() == {"run_id": ["r", "r"], "estimate": [3.0, 1.0]}
+
+
+def test_the_combined_file_that_cannot_be_written_leaves_nothing_and_loads(tmp_path, monkeypatch):
+    rd, dirs = _three_runs(tmp_path)
+    before = results.load(dirs[0], rd)
+
+    def full(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index.pq, "write_table", full)
+    df = results.load(dirs, rd)
+    assert list(dict.fromkeys(df.run_id)) == [d.name for d in dirs] and len(df) == 3 * len(before)
+    assert not (rd / index.COMBINED).exists() and not list(rd.glob("*.tmp"))
+
+
+def test_the_combined_file_read_in_its_own_order_takes_no_rows(tmp_path, monkeypatch):
+    """Exactly the runs of the combined file, in its order: the table as read (a copy of every row of a large
+    file is what the combined file saves); any other choice or order takes its rows."""
+    import pyarrow
+
+    rd, dirs = _three_runs(tmp_path)
+    results.load(dirs, rd)
+
+    class NoTake:
+        def __getattr__(self, name):
+            if name == "array":
+                raise AssertionError("rows taken")
+            return getattr(pyarrow, name)
+
+    monkeypatch.setattr(index, "pa", NoTake())
+    cols = list(results.COLUMNS)
+    assert index.read_combined(rd, dirs, results.VERSION, cols).num_rows > 0
+    for other in ([dirs[1], dirs[0], dirs[2]], dirs[1:]):
+        with pytest.raises(AssertionError, match="rows taken"):
+            index.read_combined(rd, other, results.VERSION, cols)

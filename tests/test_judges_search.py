@@ -8,12 +8,14 @@ another.  The real builds, traces and revisions are tests/test_bisect.py's and t
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from lab import bisect, ctblame
+from lab import bisect, ctblame, stats
+from lab.errors import UsageError, UserError
 from lab.models import CtVerdict, Divergence, OpVerdict
 from lab.schema import CompilerVersion
 
@@ -79,6 +81,172 @@ def test_bisect_on_time_calls_a_probe_like_one_end_only_when_it_differs_from_the
     # undecided for two rounds, then unlike good and like bad
     pr = _Verdicts([{("g", "m"): nc, ("b", "m"): nc}] * 2 + [{("g", "m"): "faster", ("b", "m"): nc}])
     assert bisect._side(pr, "m", "g", "b", 5) == (False, True) and pr.measured == 2 * 3
+
+
+class _Machine:
+    """bisect's timed prober on a known machine: probe r's n-th process costs COST[r] x (1 + 0.001 x (n mod 3)),
+    so the best case of every probe is its cost exactly and stats.compare decides a pair the same way at any
+    number of processes; `measured` counts the processes."""
+
+    def __init__(self, cost: dict[str, float], threshold: float = 0.03):
+        self.cost, self.threshold, self.measured = cost, threshold, 0
+
+    def more(self, probes, rounds):
+        for _ in range(rounds):
+            for p in probes:
+                if p.samples is None:
+                    p.samples = SimpleNamespace(timing=[])
+                p.samples.timing.append({})
+                self.measured += 1
+
+    def costs(self, p):
+        return [self.cost[p.ref] * (1 + 0.001 * (n % 3)) for n in range(len(p.samples.timing))]
+
+    def compare(self, a, b):
+        return stats.compare(self.costs(a), self.costs(b), threshold=self.threshold).verdict
+
+
+def _timed(costs: list[float], max_rounds: int = 20):
+    """Probes r0 .. r(n-1) of these costs, good and bad measured first (as bisect readies both ends), and the
+    probes the search readied."""
+    probes = [bisect.Probe(f"r{i}", f"r{i}", f"commit {i}") for i in range(len(costs))]
+    pr = _Machine({p.ref: c for p, c in zip(probes, costs)})
+    out = bisect.Outcome("encrypt_speed", probes[0], probes[-1], None, None, None, None)
+    seen = []
+
+    def ready(p):
+        seen.append(p.name)
+        return p
+    bisect._bisect_timed(out, probes, ready, pr, "encrypt_speed", max_rounds)
+    return out, seen, pr
+
+
+def test_bisect_on_time_finds_the_first_probe_like_bad_and_its_change_from_the_last_like_good():
+    # r1 and r2 within the 3 % band of good, r3 the step (25 % dearer), r4 .. r6 within the band of bad
+    costs = [100, 101, 102, 127.5, 128, 129, 130]
+    out, seen, pr = _timed(costs)
+    assert seen == ["r3", "r1", "r2"]  # a binary search: the middle, then the halves
+    assert out.first.name == "r3"
+    p = {x: bisect.Probe(x, x, "", samples=SimpleNamespace(timing=[{}] * 5)) for x in ("r2", "r3")}
+    s = stats.speedup(pr.costs(p["r2"]), pr.costs(p["r3"]), threshold=0.03)  # r2 (last like good) against r3
+    assert out.change == pytest.approx(102 / 127.5 - 1) and out.change == pytest.approx(s.speedup - 1)
+    assert (out.ci_low, out.ci_high) == pytest.approx((s.ci_low - 1, s.ci_high - 1))
+    assert out.ci_low < out.change < out.ci_high  # an interval: the processes differ by up to 0.2 %
+    assert out.message == (f"first change at r3 (commit 3): encrypt_speed {100 * out.change:+.1f} % "
+                           f"[{100 * out.ci_low:+.1f}, {100 * out.ci_high:+.1f}]")
+    # good and bad 5 processes each, then 2 more each until the verdict held twice with 8; 5 for each probe
+    # readied, which _side told at once (no more rounds)
+    assert pr.measured == 2 * 5 + 3 * 2 + 3 * 5
+
+
+@pytest.mark.parametrize("costs,first,seen", [
+    ([100, 130, 130, 130], "r1", ["r1"]),  # the step right after good
+    ([100, 100, 100, 130], "r3", ["r1", "r2"]),  # the step at bad itself: the change is from r2's processes
+])
+def test_bisect_on_time_finds_a_step_next_to_either_end(costs, first, seen):
+    out, got, _ = _timed(costs)
+    assert got == seen and out.first.name == first
+    assert out.change == pytest.approx(100 / 130 - 1)
+    assert f"encrypt_speed {100 * (100 / 130 - 1):+.1f} %" in out.message
+
+
+@pytest.mark.parametrize("max_rounds,processes", [(20, 8), (2, 7)])
+def test_bisect_on_time_with_ends_alike_is_nothing_to_bisect(max_rounds, processes):
+    """Good and bad within the band: 5 processes each, one more a round until the verdict held twice with 8
+    processes or the rounds ran out (2 rounds: 7)."""
+    out, seen, pr = _timed([100, 130, 101], max_rounds)
+    assert out.first is None and out.change is None and seen == []
+    assert pr.measured == 2 * processes
+    assert out.message == (f"no significant difference between good and bad (after {processes} processes each): "
+                           "nothing to bisect")
+
+
+def test_bisect_on_time_refuses_a_probe_like_neither_end():
+    with pytest.raises(UserError) as e:
+        _timed([100, 115, 130], max_rounds=3)
+    assert str(e.value) == ("r1: the test cannot tell it from either end after 3 rounds; not calling a step (try "
+                            "on a quieter machine, or bisect on guest instructions)")
+
+
+class _Said:
+    """A comparator with one verdict per round (the last repeats): for bisect._decide."""
+
+    def __init__(self, verdicts: list[str]):
+        self.verdicts, self.rounds = verdicts, 0
+
+    def compare(self, a, b):
+        return self.verdicts[min(self.rounds, len(self.verdicts) - 1)]
+
+    def more(self, probes, rounds):
+        for p in probes:
+            p.samples.timing.extend([{}] * rounds)
+        self.rounds += 1
+
+
+def _pair(processes: int):
+    return [bisect.Probe(x, x, "", samples=SimpleNamespace(timing=[{}] * processes)) for x in "ab"]
+
+
+@pytest.mark.parametrize("verdicts,processes,max_rounds,want,rounds", [
+    (["slower"], 8, 20, "slower", 1),  # the same verdict twice: decided
+    (["slower"], 5, 20, "slower", 3),  # ... but not before 8 processes
+    (["slower", "faster", "slower", "slower"], 8, 20, "slower", 3),  # a verdict that changed starts again
+    (["slower", "faster"], 8, 2, "faster", 2),  # the rounds ran out: the last verdict
+    (["faster"], 8, 0, "no change", 0),  # no round at all
+])
+def test_bisect_decides_good_against_bad_when_the_verdict_holds_twice(verdicts, processes, max_rounds, want, rounds):
+    a, b = _pair(processes)
+    pr = _Said(verdicts)
+    assert bisect._decide(pr, a, b, max_rounds) == want
+    assert pr.rounds == rounds and len(a.samples.timing) == len(b.samples.timing) == processes + rounds
+
+
+@pytest.mark.parametrize("change,shown", [
+    (0.1234, "+12.34 %"), (-0.05, "-5.00 %"), (0.0, "+0.00 %"),
+    (0.00001234, "+0.001 %"),  # an exact count's change of 0.001 %: as many decimals as it takes
+    (0.0000497, "+0.005 %"),  # 0.00497 % is 0.00 at two decimals
+    (-0.0000004, "-0.00004 %"), (3e-9, "+0.000000 %"),  # at most 6
+])
+def test_bisect_shows_a_change_with_the_decimals_it_needs(change, shown):
+    assert bisect._percent(change) == shown
+
+
+def test_bisect_on_counts_says_the_change_with_its_decimals():
+    probes, out, ready, _ = _exact([1_000_000, 1_000_000, 1_000_010])
+    bisect._bisect_exact(out, probes, ready, "insn_encrypt_per_block")
+    assert out.message == ("first change at r2 (commit 2): insn_encrypt_per_block 1,000,000.00 -> 1,000,010.00 "
+                           "(+0.001 %, exact); the last one like good is r1")
+
+
+def test_bisect_outcome_lines_say_what_it_cost():
+    out = bisect.Outcome("encrypt_speed", None, None, None, None, None, None, builds=3, counts=2, processes=40,
+                         seconds=61.6, probes=["r0", "r6", "r3"], message="first change at r3")
+    assert out.lines() == ("first change at r3\n3 builds, 2 instruction counts, 40 measuring processes, 62 s; "
+                           "probed r0, r6, r3")
+
+
+def test_bisect_checks_its_arguments_before_building_anything():
+    targets = {"host": SimpleNamespace(emulated=False, image=None),
+               "sparc64": SimpleNamespace(emulated=True, image="sparc64"),
+               "armhf-box": SimpleNamespace(emulated=False, image="armhf"),
+               "qemu-only": SimpleNamespace(emulated=True, image=None)}
+    lab = SimpleNamespace(target=targets.get)
+    ok = [("insn_encrypt_per_block", "sparc64", None, "a", "b"), ("encrypt_speed", "host", None, "a", "b"),
+          ("insn_dkey", "host", ["gcc-11", "gcc-12"], None, None), ("decrypt_speed", "host", None, "a", None)]
+    for metric, target, toolchains, good, bad in ok:
+        bisect._check(lab, metric, target, toolchains, good, bad)  # no error
+    known = ", ".join([*bisect.EXACT, *bisect.TIMED])  # every count and every timed speed
+    assert "insn_ekey" in known and "encrypt_speed" in known
+    with pytest.raises(UsageError, match=f"^option --metric: 'cycles' is not one of {re.escape(known)}$"):
+        bisect._check(lab, "cycles", "host", None, "a", "b")
+    for target in ("sparc64", "armhf-box", "qemu-only"):  # emulated, or built in an image: not this hardware
+        with pytest.raises(UsageError, match=r"^a bisection on time measures this machine's hardware: use --target "
+                                             r"host, or a guest-instruction metric$"):
+            bisect._check(lab, "encrypt_speed", target, None, "a", "b")
+    for toolchains, good, bad in ((None, None, None), (["gcc-11", "gcc-12"], "a", None), (["gcc-11"], None, "b")):
+        with pytest.raises(UsageError, match=r"^bisect needs either --good and --bad \(revisions\) or --toolchains "
+                                             r"\(compiler versions\)$"):
+            bisect._check(lab, "insn_ekey", "host", toolchains, good, bad)
 
 
 # ------------------------------------------------------------------ ct-blame

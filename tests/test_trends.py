@@ -198,6 +198,13 @@ def test_a_step_says_itself_in_one_line_exactly():
                         "from run r2; revisions abc..def (profile nist)")
     same = Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower", revisions=("abc", "abc"))
     assert same.line() == "x encrypt_speed: slower -5.0 % [-7.0, -3.0] from run r2"
+    one = Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower", revisions=("", "def"))
+    assert one.line().endswith("from run r2; revisions ?..def")  # a run without a recorded revision
+    assert Step("runs", "x", "encrypt_speed", "r1", "r2", -0.05, -0.07, -0.03, "slower",
+                revisions=("abc", "")).line().endswith("from run r2; revisions abc..?")
+    big = Step("versions", "s", "encrypt_speed", "gcc 12.2.0", "gcc 13.3.0", 0.75, 0.6, 0.9, "faster", 128,
+               display="SERPENT", implementation="ref", target="host", family="gcc")
+    assert big.line() == "gcc 12.2.0 → 13.3.0: SERPENT encrypt +75 % [+60, +90] (ref on host)"  # percent: x 100
 
 
 def _figure(text, est, run="r1", lo=None, hi=None, within=0.005, metric="encrypt_speed", cipher="serpent",
@@ -281,6 +288,20 @@ def test_a_timed_step_by_hand_within_one_run_and_between_two():
     assert [x.key_size for x in trends.steps(at256, ("encrypt_speed",), key_size=256)] == [256.0]
 
 
+def test_a_version_of_many_runs_meets_the_next_in_the_runs_order():
+    """A version's rows keep the frame's order (the runs'), also at 17 rows and more, where a sort that is not
+    stable reorders equal versions: 12.2.0 in sixteen runs and 13.3.0 in the last of them, 10 % slower there.
+    Paired with 12.2.0 of that same run it is a step judged on the within-run parts (0.5 %); with an earlier run
+    of 12.2.0, on the run-to-run intervals (10 %), it would be none."""
+    import pandas as pd
+
+    rows = [_figure(G12, 100.0, run=f"r{i:02d}", lo=90.0, hi=110.0) for i in range(1, 17)] + \
+        [_figure(G13, 90.0, run="r16", lo=81.0, hi=99.0)]
+    (s,) = trends.steps(pd.DataFrame(rows), ("encrypt_speed",))
+    assert (s.before, s.after, s.verdict) == ("gcc 12.2.0", "gcc 13.3.0", "slower")
+    assert s.change == pytest.approx(-0.1)
+
+
 def test_exact_counts_by_hand_the_threshold_and_two_runs_of_one_version():
     """An emulated target's counts: 10 % more instructions is a step at the default 3 % threshold and none at 20 %;
     two runs of one version are one point (12.2.0 measured 1000 and then 1100, with 11.3.0 at 1000 and 13.3.0 at
@@ -302,7 +323,7 @@ def test_exact_counts_by_hand_the_threshold_and_two_runs_of_one_version():
 
 def test_the_counts_change_beside_a_timed_step_needs_a_count_above_zero():
     """_exact_change: the instruction counts' change of speed between two versions (a over b - 1); none where
-    the later version has no count or a count of 0 (a broken count, not an infinite speed-up)."""
+    either version has no count or the later one a count of 0 (a broken count, not an infinite speed-up)."""
     import pandas as pd
 
     rows = [_figure(G12, 1000.0, metric="insn_encrypt_per_block", n_blocks=128.0),
@@ -314,6 +335,11 @@ def test_the_counts_change_beside_a_timed_step_needs_a_count_above_zero():
     zero = pts.assign(estimate=[1000.0, 0.0])
     assert trends._exact_change(zero, a, b, "insn_encrypt_per_block") is None
     assert trends._exact_change(pts, a, b, None) is None
+    for v in [(12, 2, 0), (13, 3, 0)]:  # one of the two versions has no count: no change either way round
+        one = pts[pts.version.map(lambda x: x != v)]  # noqa: B023
+        assert len(one) == 1
+        assert trends._exact_change(one, a, b, "insn_encrypt_per_block") is None
+        assert trends._exact_change(one, b, a, "insn_encrypt_per_block") is None
 
 
 def test_the_steps_text_states_the_threshold_and_the_count():
