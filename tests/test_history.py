@@ -213,7 +213,8 @@ def test_a_history_reads_the_index_and_no_raw_samples(rd, monkeypatch):
     assert not history.load(rd).empty
 
 
-def test_a_history_by_revision_follows_the_commits_not_the_dates(tmp_path):
+def _repository(tmp_path, commits: int):
+    """A git repository of `commits` commits of one file: (its folder, their hashes, oldest first)."""
     import subprocess
 
     repo = tmp_path / "repo"
@@ -222,11 +223,16 @@ def test_a_history_by_revision_follows_the_commits_not_the_dates(tmp_path):
                                     check=True).stdout.strip()
     git("init", "-q")
     revs = []
-    for i in range(3):
+    for i in range(commits):
         (repo / "f").write_text(str(i))
         git("add", "f")
         git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", f"c{i}")
         revs.append(git("rev-parse", "HEAD"))
+    return repo, revs
+
+
+def test_a_history_by_revision_follows_the_commits_not_the_dates(tmp_path):
+    repo, revs = _repository(tmp_path, 3)
     rd = tmp_path / "results"
     # measured in the order c2, c0, c1, c2, c0, c1 (abbreviated, uncommitted changes), c2 (by date), c2 slower by
     # 10 %: three runs on each side of the step, as a timed series needs; and one run from an unknown clone
@@ -661,21 +667,9 @@ def test_load_by_machine_and_by_a_list_of_values(rd, tmp_path):
 def test_revision_order_by_hand(tmp_path, monkeypatch):
     """A revision's place in the repository's history, found by its full hash, a 7-character abbreviation or a
     '+' suffix; too short, unknown, missing (NaN: a run without one), outside a repository or without git: NaN."""
-    import subprocess
-
     import pandas as pd
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True,  # noqa: E731
-                                    check=True).stdout.strip()
-    git("init", "-q")
-    revs = []
-    for i in range(2):
-        (repo / "f").write_text(str(i))
-        git("add", "f")
-        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", f"c{i}")
-        revs.append(git("rev-parse", "HEAD"))
+    repo, revs = _repository(tmp_path, 2)
     df = pd.DataFrame({"revision": [revs[1], revs[0][:7], revs[1][:7] + "+", revs[0][:6], "f" * 40, None]})
     order = history.with_revision_order(df, repo).revision_order.tolist()
     assert order[:3] == [1.0, 0.0, 1.0] and all(np.isnan(order[3:]))
