@@ -13,7 +13,6 @@ it becomes an error box naming the cause while the rest of the report is shown.
 
 from __future__ import annotations
 
-import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +27,7 @@ def judged(fn: Callable, *args):
     try:
         return fn(*args)
     except Exception as e:  # noqa: BLE001 - shown in the report as an error box, and fails the tests
-        return SectionError(f"{type(e).__name__}: {e}", traceback.format_exc(limit=-1).strip().splitlines()[-3:-1])
+        return SectionError.caught(e)
 
 
 def as_platforms(df: pd.DataFrame, cells: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -228,6 +228,13 @@ class SectionError:
     error: str               # "ZeroDivisionError: ..."
     where: list[str]         # the last frames of the traceback
 
+    @classmethod
+    def caught(cls, e: Exception) -> SectionError:
+        """The exception being handled, as an error box shows it."""
+        import traceback
+
+        return cls(f"{type(e).__name__}: {e}", traceback.format_exc(limit=-1).strip().splitlines()[-3:-1])
+
 
 @dataclass
 class Findings:

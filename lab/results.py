@@ -787,6 +787,12 @@ def with_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(row=df["label"].where(~(multi & ours), df["label"] + " [" + df["implementation"] + "]"))
 
 
+def ok_rows(df: pd.DataFrame, metric: str, estimated: bool = False) -> pd.DataFrame:
+    """The rows of one metric of the cells that ended ok (with an estimate, when estimated), as a frame of their own."""
+    sel = (df.metric == metric) & (df.status == Status.OK)
+    return df[sel & df.estimate.notna() if estimated else sel].copy()
+
+
 def at_key_size(df: pd.DataFrame, key_size: int) -> pd.DataFrame:
     """Per cell, the rows at key_size, or at the cell's smallest key when it has no such size
     (DES 64, 3DES 192): the one rule every table, chart and judge uses to pick a key size."""

@@ -14,21 +14,16 @@ from __future__ import annotations
 import pandas as pd
 
 from . import stats
-from .models import Status
-from .results import at_key_size, by_language
+from .results import at_key_size, by_language, ok_rows
 
 HEADLINE_KEY = 128
 TWO = 2.0  # Sterbenz & Lipp: Java "less than a factor of two" slower than C
 
 
-def _ok(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return df[(df.metric == metric) & (df.status == Status.OK) & df.estimate.notna()]
-
-
 def _at_key(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows of one metric of ok cells at the headline key size (or the cipher's smallest key when it has no
     such size), every class of implementation."""
-    return at_key_size(df[(df.metric == metric) & (df.status == Status.OK)].copy(), HEADLINE_KEY)
+    return at_key_size(ok_rows(df, metric), HEADLINE_KEY)
 
 
 def _fastest(rows: pd.DataFrame) -> pd.Series:
@@ -107,9 +102,9 @@ def java_vs_c(df: pd.DataFrame, metric: str = "encrypt_speed", key_size: int = H
     the cost ratio Java / C with its interval (the run's estimator over per-process costs)."""
     c_rows, j_rows = by_language(df)
     out = []
-    c = at_key_size(_ok(c_rows, metric), key_size)
+    c = at_key_size(ok_rows(c_rows, metric, estimated=True), key_size)
     c = c[(c.impl_class == "portable") & ~c.emulated.astype(bool)]
-    j = at_key_size(_ok(j_rows, metric), key_size)
+    j = at_key_size(ok_rows(j_rows, metric, estimated=True), key_size)
     j = j[j.impl_class == "portable"]
     for (machine, cipher), g in j.groupby(["machine", "cipher"]):
         cg = c[(c.machine == machine) & (c.cipher == cipher)]

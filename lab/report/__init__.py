@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -32,14 +31,13 @@ STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a wa
 def _guard(name: str, fn: Callable, *args) -> dict:
     """fn(*args) as a section's context, or an error box's: fn failed, or one of its judged inputs did."""
     failed = next((a for a in args if isinstance(a, SectionError)), None)
-    if failed is not None:
-        return {"error": failed.error, "section": name, "where": failed.where}
-    try:
-        out = fn(*args)
-        return out if isinstance(out, dict) else {"value": out}
-    except Exception as e:  # noqa: BLE001 - shown in the report as an error box, and fails the tests
-        return {"error": f"{type(e).__name__}: {e}", "section": name,
-                "where": traceback.format_exc(limit=-1).strip().splitlines()[-3:-1]}
+    if failed is None:
+        try:
+            out = fn(*args)
+            return out if isinstance(out, dict) else {"value": out}
+        except Exception as e:  # noqa: BLE001 - shown in the report as an error box, and fails the tests
+            failed = SectionError.caught(e)
+    return {"error": failed.error, "section": name, "where": failed.where}
 
 
 def _section_platform(df: pd.DataFrame, cells: pd.DataFrame, toolchain: str, target: str) -> dict:
@@ -133,7 +131,8 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
 def _section_precision(df: pd.DataFrame) -> dict:
     m = results.judged_precision(df)
     missed = m[~m.precision_met.astype(bool)]
-    c_rows, java_rows = results.by_language(m)  # C and Java apart: each language's share (Java's JIT makes its figures wider)
+    # C and Java apart: each language's share (Java's JIT makes its figures wider)
+    c_rows, java_rows = results.by_language(m)
     by = {lang: (1 - float((~d.precision_met.astype(bool)).mean()), int(len(d)))
           for lang, d in (("C", c_rows), ("Java", java_rows)) if len(d)}
     return {"measured": int(len(m)), "missed": int(len(missed)), "by_language": by,
@@ -154,9 +153,10 @@ def _section_versions(judged: dict) -> dict:
     family, and the significant steps between neighbouring versions (judged: lab/findings.py versions)."""
     charts_out = [{"cipher": v["cipher"], "implementation": v["implementation"], "target": v["target"],
                    "emulated": v["emulated"],
-                   "svg": charts.version_trend(v["series"], title=f"{v['display']} ({v['implementation']}) on {v['target']}",
-                                               ylabel="guest instructions per block" if v["emulated"] else
-                                               "Kbit/s, 128-bit key")} for v in judged["series"]]
+                   "svg": charts.version_trend(
+                       v["series"], title=f"{v['display']} ({v['implementation']}) on {v['target']}",
+                       ylabel="guest instructions per block" if v["emulated"] else "Kbit/s, 128-bit key")}
+                  for v in judged["series"]]
     return {"charts": charts_out, "steps": judged["steps"]}
 
 

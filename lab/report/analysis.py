@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..models import Status
-from ..results import at_key_size
+from ..results import at_key_size, ok_rows
 from .tables import RANKED, key_and_encryption_times, normalise
 
 HEADLINE_KEY = 128
@@ -19,7 +18,7 @@ HEADLINE_KEY = 128
 def _at_key(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows of one metric of ok cells at the headline key size (or the cipher's smallest key when it has no
     such size), every class of implementation."""
-    return at_key_size(df[(df.metric == metric) & (df.status == Status.OK)].copy(), HEADLINE_KEY)
+    return at_key_size(ok_rows(df, metric), HEADLINE_KEY)
 
 
 def _portable(df: pd.DataFrame) -> pd.DataFrame:

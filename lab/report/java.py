@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from ..models import Status
-from ..results import at_key_size, by_language
+from ..results import at_key_size, by_language, ok_rows
 from . import reference, tables
 
 JIT_ORDER = {"interpreter": 0, "C1": 1, "C2": 2, "C2 (tiered)": 2}
@@ -28,16 +28,12 @@ JIT_ORDER = {"interpreter": 0, "C1": 1, "C2": 2, "C2 (tiered)": 2}
 REF_KEYS = {"des": 56, "3des": 168}
 
 
-def _ok(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return df[(df.metric == metric) & (df.status == Status.OK) & df.estimate.notna()]
-
-
 def jit_side_by_side(df: pd.DataFrame, jit: dict[str, str], metric: str = "encrypt_speed",
                      key_size: int = 128) -> dict:
     """Per implementation (ours and peers): the speed under each JVM profile, the profiles ordered interpreter,
     C1, C2, and the factor of the fastest JIT profile over the interpreter."""
     _, j = by_language(df)
-    j = at_key_size(_ok(j, metric), key_size)
+    j = at_key_size(ok_rows(j, metric, estimated=True), key_size)
     profiles = sorted(j.toolchain.unique(), key=lambda p: (JIT_ORDER.get(jit.get(p, ""), 3), p))
     rows = []
     for (machine, row), g in j.groupby(["machine", "row"]):
