@@ -211,3 +211,18 @@ def test_the_cost_of_constant_time_is_one_when_the_winner_outruns_every_leak(lab
     found = CellSearch(None, None, [win, tie, fast], Race("encrypt_speed", 128), ct_asked=True)
     assert found.fastest is fast and found.cost_of_ct().ratio == pytest.approx(1.3)
     assert found.cost_of_ct().verdict == "faster"
+
+
+def test_a_cell_that_did_not_end_ok_is_never_the_fastest(rows):
+    """results.ok_rows (every judge's and table's selection): a faster C cell that timed out mid-measurement and a
+    Java cell without an estimate are not judged: rc6 stays 1.5x, and twofish, whose only Java row has no
+    estimate, has no row (not a crash)."""
+    bad = dict(_row("rc6", "ref", "clang-O3", "c", 10.0), status=Status.TIMEOUT)
+    blank = [_row("twofish", "ref", "gcc-O3", "c", 100.0),
+             dict(_row("twofish", "java", "openjdk17-c2", "java", 50.0), estimate=float("nan"))]
+    judged = versus.java_vs_c(pd.concat([rows, pd.DataFrame([bad, *blank])]))
+    got = [r for r in judged if r["cipher"] in ("rc6", "twofish")]
+    assert [(r["c"], r["java"], r["ratio"]) for r in got] == \
+        [("ref @ gcc-O3 / host", "java @ openjdk17-c2", pytest.approx(1.5, rel=1e-6))]
+    assert list(results.ok_rows(pd.DataFrame([bad, *rows.to_dict("records")[:1]]), "encrypt_speed").toolchain) == \
+        ["gcc-O3"]
