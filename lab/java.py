@@ -525,10 +525,12 @@ class JavaBuilder:
                 self._trees[root] = (b, refused, round(time.monotonic() - t0, 3))
             return self._trees[root]
 
-    def build(self, impl: JavaImpl, java: str, flags: tuple[str, ...]) -> dict[str, BuildResult]:
+    def build(self, impl: JavaImpl, java: str, flags: tuple[str, ...],
+              measure_flags: tuple[str, ...] = ()) -> dict[str, BuildResult]:
         """The cell's programs as build results (raises JavaUnavailable, JavaBuildFailed).  The kat launcher takes
         the JVM without the profile's flags: the bytecode and so the verdict are the same under every flag set,
-        and one gate (cached per launcher) serves every profile of one JVM."""
+        and one gate (cached per launcher) serves every profile of one JVM.  The measuring program (timing) also
+        takes the measurement profile's `measure_flags`, before the toolchain's (which so win a conflict)."""
         reason = unavailable()
         if reason:
             raise JavaUnavailable(reason)
@@ -539,10 +541,10 @@ class JavaBuilder:
         jars = shared_jars(b)
         cp = shared_classpath(b, jars)
         shipped = (classes_jar(b), *jars)  # what an SSH host receives
-        tag = hashlib.sha256(json.dumps([java, list(flags)]).encode()).hexdigest()[:12]
         out = {}
         for program, main in MAINS.items():
-            fl = () if program == "kat" else flags
+            fl = () if program == "kat" else (*measure_flags, *flags) if program == "timing" else flags
+            tag = hashlib.sha256(json.dumps([java, list(fl)]).encode()).hexdigest()[:12]
             folder = b.classes.parent / "bin" / (tag if fl else hashlib.sha256(java.encode()).hexdigest()[:12])
             plan = BuildPlan(program, _launcher(folder / program, java, fl, cp, main, shipped), (), "javac",
                              ("--release", "17"), (), ())

@@ -171,7 +171,7 @@ class CellPipeline:
         """The Java build kind (lab.java.JavaBuilder): javac once per tree, the cell's launchers, its JVM's facts."""
         tc = cell.toolchain
         try:
-            results = self.java.build(cell.impl, tc.cc, tc.flags)
+            results = self.java.build(cell.impl, tc.cc, tc.flags, tuple(cell.profile.jvm.measure_flags))
         except java.JavaUnavailable as e:
             return Final(Status.UNAVAILABLE, str(e), cell=cell)
         except java.JavaBuildFailed as e:
@@ -183,7 +183,8 @@ class CellPipeline:
                                             if cell.target.image else ""), cell=cell)
         return Built(cell, results, {**jvm, "jvm_profile": tc.name,
                                      "harness": {"program": java.MAINS["timing"], "gated_under": f"{tc.cc} (no flags)",
-                                                 "jit_warmup_ms": cell.profile.jvm.jit_warmup_ms}})
+                                                 "jit_warmup_ms": cell.profile.jvm.jit_warmup_ms,
+                                                 "measure_flags": list(cell.profile.jvm.measure_flags)}})
 
     def _jvm(self, cell: Cell) -> dict:
         key = (cell.toolchain.name, cell.target.name)

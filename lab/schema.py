@@ -245,6 +245,10 @@ class JvmSampling(Strict):
     budget_seconds: float = Field(10, gt=0, description="Measuring time per Java cell at most.")
     jit_warmup_ms: int = Field(300, ge=0, description="Untimed running of every operation in each JVM before its "
                                                       "samples, so that the JIT has compiled the hot methods.")
+    measure_flags: list[str] = Field(
+        ["-Xbatch"], description="JVM options of the measuring processes only (not the known-answer gate's, not the "
+        "toolchain's): -Xbatch compiles in the foreground, so every JVM ends its warm-up with the same compiled code "
+        "instead of whichever compilation won the race with the timed thread (docs/java.md).")
     cycle_sizes: list[int] = Field([1, 1024], description="n of Encrypt-n / Decrypt-n for Java cells.")
     sterbenz_lipp: SterbenzLippSettings | None = Field(
         None, description="Also Sterbenz & Lipp's method, in one more JVM per cell (null: not).")

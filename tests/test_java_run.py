@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from lab import java, results
+from lab.backends.base import LAUNCH_SUFFIX
 from lab.publish import build_report
 from lab.report import errors_in
 from lab.request import RunRequest
@@ -105,7 +106,24 @@ def test_a_mixed_run_walks_java_and_c_cells_through_the_same_pipeline(runs):
         assert m.precision_target == c_cell.measurement.precision_target
         assert all(p.started > 0 for p in m.timing) and set(m.timing[0].key_sizes) == {128, 192, 256}
         assert "sterbenz_lipp" in j.stages and j.java.sterbenz_lipp
+        # the measuring JVMs compile in the foreground (the profile's jvm.measure_flags), the gate's does not
+        assert j.java.harness["measure_flags"] == ["-Xbatch"]
     assert c_cell.java is None and "sterbenz_lipp" not in c_cell.stages
+
+
+def test_only_the_measuring_jvm_takes_the_profiles_measure_flags(lab, build_dir):
+    """The launcher of cipherlab.Measure starts the JVM with the profile's measure_flags before the toolchain's
+    (which win a conflict); the known-answer gate's and Sterbenz & Lipp's launchers take neither; the launcher's
+    bytes (which key the caches) change with them."""
+    impl = next(i for i in java.impls_of(lab)["rc6"] if i.name == "ref")
+    builder = java.JavaBuilder(build_dir)
+    out = builder.build(impl, "java", ("-Xint",), ("-Xbatch",))
+    launch = {p: json.loads(Path(str(r.plan.output) + LAUNCH_SUFFIX).read_text()) for p, r in out.items()}
+    assert launch["timing"]["flags"] == ["-Xbatch", "-Xint"]
+    assert launch["kat"]["flags"] == [] and launch["sterbenz_lipp"]["flags"] == ["-Xint"]
+    plain = builder.build(impl, "java", ("-Xint",))
+    assert plain["timing"].plan.output != out["timing"].plan.output
+    assert plain["kat"].plan.output == out["kat"].plan.output
 
 
 def test_older_records_without_a_language_are_c(runs, tmp_path):
