@@ -284,3 +284,26 @@ def test_a_jvm_that_does_not_start_where_the_cell_runs_has_no_version():
                                                         'openjdk version "17"\nOpenJDK 64-Bit Server VM (build 17)\n',
                                                         0.0))
     assert here["java_version"] == "OpenJDK 64-Bit Server VM (build 17)" and here["jit"] == "C2"
+
+
+def test_a_shared_jar_is_an_unsigned_copy_with_its_main_manifest_only(tmp_path):
+    """unsigned_copy drops the signature files and the manifest's per-entry digests (a JVM verifies a signed
+    jar's classes as it loads them) and keeps every other entry and the manifest's main section; the same jar
+    gives the same bytes."""
+    import zipfile
+
+    src = tmp_path / "lib.jar"
+    manifest = (b"Manifest-Version: 1.0\r\nMulti-Release: true\r\n\r\nName: a/B.class\r\nSHA-256-Digest: xyz\r\n\r\n")
+    with zipfile.ZipFile(src, "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", manifest)
+        z.writestr("META-INF/LIB.SF", b"signature file")
+        z.writestr("META-INF/LIB.DSA", b"signature block")
+        z.writestr("META-INF/services/x.Provider", b"a.B\n")
+        z.writestr("a/B.class", b"\xca\xfe\xba\xbe")
+    java.unsigned_copy(src, tmp_path / "one.jar")
+    java.unsigned_copy(src, tmp_path / "two.jar")
+    with zipfile.ZipFile(tmp_path / "one.jar") as z:
+        assert z.namelist() == ["META-INF/MANIFEST.MF", "META-INF/services/x.Provider", "a/B.class"]
+        assert z.read("META-INF/MANIFEST.MF") == b"Manifest-Version: 1.0\nMulti-Release: true\n\n"
+        assert z.read("a/B.class") == b"\xca\xfe\xba\xbe"
+    assert (tmp_path / "one.jar").read_bytes() == (tmp_path / "two.jar").read_bytes()
