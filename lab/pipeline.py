@@ -299,10 +299,19 @@ class CellPipeline:
         if r is None or not r.ok or p.ct is None or p.ct.verdict == "unavailable":
             return
         t0 = time.perf_counter()
-        d = ct.dudect(self.backend, p.cell.target, r.program, impl=p.cell.impl.id,
-                      key_sizes=tuple(p.cell.key_sizes), env=dict(p.cell.impl.env),
-                      timeout=p.cell.profile.timeout_seconds, measurements=self.stages.dudect_measurements)
-        p.ct = p.ct.model_copy(update={"dudect": d})
+        cell = p.cell
+        # a verdict of this binary on this machine's CPU: remembered like the trace's, never one it could not give
+        where = self.backend.describe().get("host") or [system.machine_id(), system.machine()["cpu_model"]]
+        k = memo.key([r.program], [cell.target.name, where, cell.impl.id, list(cell.key_sizes),
+                                   sorted(dict(cell.impl.env).items()), self.stages.dudect_measurements])
+        v, hit = memo.remembered(self.stages.memo_dir, "dudect", k, lambda: ct.dudect(
+            self.backend, cell.target, r.program, impl=cell.impl.id, key_sizes=tuple(cell.key_sizes),
+            env=dict(cell.impl.env), timeout=cell.profile.timeout_seconds,
+            measurements=self.stages.dudect_measurements).model_dump(mode="json"),
+            keep=lambda v: v["verdict"] != "unavailable")
+        p.ct = p.ct.model_copy(update={"dudect": ct.DudectVerdict.model_validate(v)})
+        if hit:
+            p.reused.append("dudect")
         p.stages["dudect"] = round(time.perf_counter() - t0, 3)
 
     def sterbenz_lipp(self, p: Prepared) -> tuple[str, str] | None:
