@@ -384,7 +384,7 @@ def test_java_cells_sample_by_the_profiles_jvm_settings(lab):
     impl = java.impls_of(lab)["rc6"][0]
     j = Cell(impl, lab.toolchain("openjdk17-c2"), lab.target("host"), (128,), quick)
     c = Cell(lab.cipher("rc6").impls["ref"], lab.toolchain("gcc-O3"), lab.target("host"), (128,), quick)
-    assert (j.sampling.min_processes, j.sampling.max_processes, j.sampling.budget_seconds) == (5, 8, 8)
+    assert (j.sampling.min_processes, j.sampling.max_processes, j.sampling.budget_seconds) == (5, 12, 8)
     assert (c.sampling.min_processes, c.sampling.max_processes, c.sampling.budget_seconds) == (8, 12, 6)
     # the same run-to-run interval for both languages: the profile's estimator and the machine's noise prior
     assert (j.sampling.estimator, j.sampling.run_noise) == (c.sampling.estimator, c.sampling.run_noise) == \
