@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from . import ctcheck
+from . import buildplan, ctcheck
 from .models import CtVerdict, Model
 from .config import Lab, Toolchain
 from .errors import ConfigError, UserError
@@ -193,10 +193,13 @@ def _source_file(lab: Lab, sig) -> Path | None:
 
 
 def _compile_listing(p: Prober, src: Path, extra: list[str]) -> str:
-    tc = p.cell.toolchain
-    argv = [tc.cc, *tc.flags, "-I", "c_src/include", "-I", "c_src/harness", "-I", str(src.parent), *extra,
-            "-c", str(src), "-o", "/dev/null"]
-    c = p.backend.exec(argv, target=p.cell.target, timeout=300)
+    """What the cell's compiler prints on stderr compiling `src` with `extra`: the executable and flags the build
+    plan gives for the target (a cross gcc's prefix, clang's --target), where the cell is built."""
+    tc, target, root = p.cell.toolchain, p.cell.target, p.lab.root
+    argv = [buildplan.compiler(tc, target), *buildplan.effective_flags(tc, target),
+            "-I", str(root / "c_src" / "include"), "-I", str(root / "c_src" / "harness"), "-I", str(src.parent),
+            *extra, "-c", str(src), "-o", "/dev/null"]
+    c = p.backend.exec(argv, target=target, timeout=300)
     return c.stderr
 
 

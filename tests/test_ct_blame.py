@@ -92,3 +92,29 @@ def test_a_clean_cell_and_a_bad_space_are_one_line_errors(fixture_lab, build_dir
     bad.write_text("levels: [-O2]\nicc: [-fast]\n")
     with pytest.raises(ConfigError, match="space.yaml: not a ct-blame flag space"):
         ctblame.load_space(bad)
+
+
+@pytest.mark.parametrize("family", ["gcc", "clang"])
+def test_the_pass_listing_on_a_cross_target_comes_from_its_own_compiler(fixture_lab, build_dir, family):
+    """On sparc64 the pass search lists the passes of the compiler the cell is built with, in its image: gcc's
+    cross compiler (sparc64-linux-gnu-gcc; plain `gcc` is not in the image: the search once listed nothing there
+    and so never ran) and clang with --target (its pass numbers, which -opt-bisect-limit bisects)."""
+    from .conftest import image_or_skip
+
+    image_or_skip("sparc64")
+    tc = fixture_lab.toolchain(f"{family}-O3")
+    im = fixture_lab.impl("ctblame/rs")
+    cell = Cell(im, tc, fixture_lab.target("sparc64"), im.key_bits, fixture_lab.profile("smoke"))
+    be = ctcheck.ct_backend(fixture_lab, build_dir)
+    try:
+        p = ctblame.Prober(fixture_lab, cell, be, build_dir, lambda s: None)
+        src = ROOT / "tests" / "fixtures" / "ciphers" / "ctblame" / "plant.c"
+        if family == "gcc":
+            passes = ctblame.gcc_passes(p, src)
+            assert "-fdisable-tree-uncprop1" in passes and len(passes) > 50, passes[:5]
+        else:
+            listing = ctblame._compile_listing(p, src, ["-mllvm", "-opt-bisect-limit=-1"])
+            assert ctblame.BISECT_LINE.search(listing), listing[:300]
+            assert "sparc" in listing.lower() or "SPARC" in listing, listing[:300]
+    finally:
+        be.close()

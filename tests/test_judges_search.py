@@ -270,7 +270,7 @@ class _Compiler(ctblame.Prober):
 
     def __init__(self, lab, leaks, flags=("-O2",), family="gcc", listing="", target=None):
         tc = dataclasses.replace(lab.toolchain("gcc-O3" if family == "gcc" else "clang-O3"), flags=tuple(flags))
-        target = target or SimpleNamespace(name="host", image=None)
+        target = target or lab.target("host")
         cell = SimpleNamespace(toolchain=tc, target=target, id="x/ref@test@host")
         backend = SimpleNamespace(exec=lambda argv, target=None, timeout=None: SimpleNamespace(stderr=listing))
         super().__init__(lab, cell, backend, build_dir=None)
