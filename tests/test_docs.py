@@ -133,6 +133,28 @@ def test_the_compiler_matrix_and_plain_ct_results_share_a_file_and_get_a_row_eac
     assert "600 s" in matrix[0] and "`bench/results/ct.jsonl`" in matrix[0]
 
 
+def test_the_compiler_matrix_gets_a_row_per_set_of_targets_and_a_part_way_result_gives_way(tmp_path):
+    """bench.ct --compilers stores its result after each target: the part-way results of one sweep give way to the
+    whole, and sweeps of other targets keep their own rows (a sweep of sparc64 does not hide the host's)."""
+    (tmp_path / "docs").mkdir()
+    quiet = lambda s: None  # noqa: E731
+
+    def sweep(date, targets, cells):
+        return {"format": "cipherlab-bench-ct-compilers", "date": date, "machine": {"cpu_model": "CPU A", "cores": 2},
+                "implementations": ["a/x"], "levels": ["-O2"], "targets": targets,
+                "summary": {"cells": cells, "verdicts": {"clean": cells}, "compiler_made_leaks": [], "blamed": 0,
+                            "blames_with_a_pass": 0}, "wall_seconds": {t: 1.0 for t in targets}}
+    store(tmp_path, sweep("2030-01-01T00:00:00+00:00", ["host"], 8), "ct", say=quiet)
+    store(tmp_path, sweep("2030-01-02T00:00:00+00:00", ["mips64"], 2), "ct", say=quiet)
+    store(tmp_path, sweep("2030-01-02T00:00:00+00:00", ["mips64", "sparc64"], 4), "ct", say=quiet)
+    benchmarks.write(tmp_path, say=quiet)
+    rows = [ln for ln in (tmp_path / benchmarks.PAGE).read_text().splitlines()
+            if ln.startswith("| `bench.ct --compilers` |")]
+    assert len(rows) == 2, rows
+    assert any("8 cells" in r and "on host" in r for r in rows)
+    assert any("4 cells" in r and "on mips64, sparc64" in r for r in rows)
+
+
 def test_the_main_job_and_test_repeat_rows_say_their_own_figures(tmp_path):
     """bench.mainjob's row gives cold and warm each their own figures (run, report, Chromium, precision);
     test.repeat's gives each set of files a row with its runs, failures, seconds and the compiles beside them."""

@@ -176,17 +176,24 @@ def _condition(d: dict) -> str:
     return f" ({c})" if c else ""
 
 
-def latest(results: list[dict]) -> dict[tuple[str, str], dict]:
+SUBJECT = {"ct-compilers": "targets"}  # what else makes a row of its own, besides test.repeat's files
+
+
+def latest(results: list[dict], subject: str = "files") -> dict[tuple[str, str], dict]:
     """The newest result per kind of machine and condition, and per subject where results name one (test.repeat's
-    files), keyed (machine and condition, subject), by the date each records; a result judged again from
-    the same stored runs (bench.aa --runs) replaces the first judgement of them."""
+    files, the targets of bench.ct --compilers), keyed (machine and condition, subject), by the date each
+    records; a result judged again from the same stored runs (bench.aa --runs) replaces the first judgement of
+    them, and a result stored part-way (bench.ct --compilers after each of its targets) gives way to the whole."""
     ordered = sorted(results, key=lambda d: (d.get("date", ""), d.get("id", "")))
     newest = {tuple(d["runs"]): d for d in ordered if isinstance(d.get("runs"), list)}
+    whole = {d.get("date"): set(d.get(subject) or []) for d in ordered}  # the last (largest) of each invocation
     out: dict[tuple[str, str], dict] = {}
     for d in ordered:
-        if not isinstance(d.get("runs"), list) or newest[tuple(d["runs"])] is d:
-            # what was run (test.repeat --files) makes a row of its own too
-            out[(machine_kind(d) + _condition(d), ",".join(d.get("files") or []))] = d
+        if isinstance(d.get("runs"), list) and newest[tuple(d["runs"])] is not d:
+            continue
+        if set(d.get(subject) or []) < whole[d.get("date")]:
+            continue
+        out[(machine_kind(d) + _condition(d), ",".join(d.get(subject) or []))] = d
     return out
 
 
@@ -236,7 +243,7 @@ def page(root: Path) -> str:
            "| benchmark | machine | date | figures | file, id |", "| --- | --- | --- | --- | --- |"]
     every = {name: _stored(root, name) for name in FIGURES}
     for name, (task, figures) in FIGURES.items():
-        for (kind, _), d in sorted(latest(every[name]).items()):
+        for (kind, _), d in sorted(latest(every[name], SUBJECT.get(name, "files")).items()):
             out.append(f"| `{task}` | {kind} | {d.get('date', '')[:10]} | {figures(d)} | "
                        f"`bench/results/{FILE_OF.get(name, name)}.jsonl`, `{d.get('id')}` |")
     out += ["", "## What each benchmark measures", "", *_what()]
