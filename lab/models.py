@@ -7,6 +7,7 @@ them and the one that stores them both import down (docs/architecture.md, "Layer
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, get_args
@@ -231,8 +232,6 @@ class SectionError:
     @classmethod
     def caught(cls, e: Exception) -> SectionError:
         """The exception being handled, as an error box shows it."""
-        import traceback
-
         return cls(f"{type(e).__name__}: {e}", traceback.format_exc(limit=-1).strip().splitlines()[-3:-1])
 
 

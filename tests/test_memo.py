@@ -1,5 +1,6 @@
 """Work belongs to its inputs (issue 41): a second unchanged run repeats no known-answer gate, instruction count,
-constant-time verdict (the trace check's, dudect's on this CPU) or drill-down evidence; a changed source re-gates only its own binaries."""
+constant-time verdict (the trace check's, dudect's on this CPU) or drill-down evidence; a changed source re-gates
+only its own binaries."""
 
 from __future__ import annotations
 
