@@ -307,3 +307,27 @@ def test_a_shared_jar_is_an_unsigned_copy_with_its_main_manifest_only(tmp_path):
         assert z.read("META-INF/MANIFEST.MF") == b"Manifest-Version: 1.0\nMulti-Release: true\n\n"
         assert z.read("a/B.class") == b"\xca\xfe\xba\xbe"
     assert (tmp_path / "one.jar").read_bytes() == (tmp_path / "two.jar").read_bytes()
+
+
+def test_a_shared_jar_copied_before_it_was_unsigned_is_made_again(tmp_path):
+    """A build folder from before unsigned_copy holds a plain copy of the signed jar: shared_jars replaces it (and a
+    jar whose source changed), and leaves a current copy alone."""
+    import zipfile
+
+    src = tmp_path / "m2" / "lib.jar"
+    src.parent.mkdir()
+    with zipfile.ZipFile(src, "w") as z:
+        z.writestr("META-INF/LIB.SF", b"signature file")
+        z.writestr("a/B.class", b"\xca\xfe\xba\xbe")
+    b = java.JavaBuild(classes=tmp_path / "build" / "key" / "classes", jars=(src,), key="key", javac_version="")
+    old = tmp_path / "build" / "jars" / "lib.jar"
+    old.parent.mkdir(parents=True)
+    shutil.copyfile(src, old)  # what shared_jars wrote before
+    assert java.shared_jars(b) == [old]
+    assert zipfile.ZipFile(old).namelist() == ["a/B.class"]
+    made = old.stat().st_mtime_ns
+    assert java.shared_jars(b) == [old] and old.stat().st_mtime_ns == made  # current: not made again
+    with zipfile.ZipFile(src, "a") as z:
+        z.writestr("a/C.class", b"\xca\xfe\xba\xbe")
+    java.shared_jars(b)
+    assert zipfile.ZipFile(old).namelist() == ["a/B.class", "a/C.class"]
