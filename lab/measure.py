@@ -5,7 +5,11 @@ layout a process gets changes a cipher's speed by up to a third on the lab's
 VM, and stays fixed within the process.  So a cell is measured as several
 short processes of the ``timing`` and ``cycles`` programs, and the cells of a
 batch take turns (cell 1 process 1, cell 2 process 1, ..., then process 2 of
-each), so drift of the machine falls on all of them alike.  After each round
+each), so drift of the machine falls on all of them alike.  By default the
+batch is every cell of the run (``interleave: 0``): each cell's processes
+spread over the whole measuring time, so the machine's drift within it
+shows in their spread, and so in the interval, instead of moving the whole
+cell unseen (docs/measurement.md, "Intervals that hold").  After each round
 the headline estimate of every quantity of a cell and its interval are
 recomputed (:mod:`lab.quantities`, :mod:`lab.stats`); a cell stops when every
 quantity reached the profile's precision (after ``min_processes``), or at
@@ -249,7 +253,7 @@ class Measurer:
         """Every cell to its stopping point, `interleave` cells at a time, round robin."""
         if not todo:
             return
-        size = max(1, min(cs.cell.sampling.interleave for cs in todo))
+        size = min(cs.cell.sampling.interleave or len(todo) for cs in todo)
         for start in range(0, len(todo), size):
             active = list(todo[start:start + size])
             rnd = 0

@@ -213,7 +213,10 @@ class Sampling(Strict):
                                       "between two runs) assumed until the lab has learnt this machine's own from "
                                       "A/A pairs (invoke bench.aa; results/<machine>/noise.json): it widens every "
                                       "trimmed estimator's interval, so that it covers the next run (docs/measurement.md).")
-    interleave: int = Field(12, gt=0, description="Cells measured together, one process each in turn.")
+    interleave: int = Field(
+        0, ge=0, description="Cells measured together, one process each in turn (0: every cell of the run, so that "
+                             "each cell's processes spread over the whole measuring time and the machine's drift "
+                             "within it shows in their spread; docs/measurement.md).")
     emulated_processes: int = Field(2, ge=1, description="Processes per cell on emulated targets (their "
                                                           "timings measure QEMU; instruction counts are exact).")
     cpu: int | Literal["auto"] | None = Field(

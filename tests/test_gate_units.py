@@ -565,6 +565,23 @@ def test_rounds_rotate_who_goes_first_and_interleave_1_measures_one_cell_at_a_ti
     assert [i.split("/")[0] for i, k, *_ in progs.order if k == "timing"] == ["rc6", "rc6", "mars", "mars"]
 
 
+def test_interleave_0_takes_every_cell_of_the_run_into_one_rotation(lab):
+    """0 (the profiles' default): each cell's processes spread over the whole measuring time, so that the
+    machine's drift within it shows in their spread; a cell asking for fewer together caps the batch."""
+    keys = ("rc6", "mars", "idea", "serpent", "e2")
+
+    def firsts(interleaves):
+        cells = [cell(lab, k, min_processes=2, max_processes=2, interleave=i, precision=1e-9)
+                 for k, i in zip(keys, interleaves)]
+        progs = Programs(lab, {c.impl.id: c for c in cells})
+        measure.Measurer(progs, None, lambda cs: None).measure(
+            [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in cells])
+        return [i.split("/")[0] for i, k, *_ in progs.order if k == "timing"]
+
+    assert firsts([0] * 5) == ["rc6", "mars", "idea", "serpent", "e2", "mars", "idea", "serpent", "e2", "rc6"]
+    assert firsts([0, 0, 2, 0, 0]) == ["rc6", "mars", "mars", "rc6", "idea", "serpent", "serpent", "idea", "e2", "e2"]
+
+
 def test_a_failing_process_ends_its_cell_with_the_reason_and_keeps_the_others(lab):
     cs_ = {k: cell(lab, k, min_processes=2, max_processes=2, interleave=12, precision=0.5)
            for k in ("rc6", "mars", "serpent", "magenta", "e2")}
