@@ -44,12 +44,24 @@ class Row:
     gauge: float = math.nan  # B vs A (speed) of the gauge-relative figures; NaN where a side has no gauge
 
 
+@dataclass(frozen=True)
+class Shift:
+    """The machine's speed in run B against run A (one machine, two runs): every cell of a run shares it, none of
+    its processes can show it.  Estimated from the cells both runs measured with the same programs (the
+    `programs` hash): the median over those cells of each cell's median log cost ratio."""
+
+    log: float  # log(cost in B / cost in A) the machine alone makes: > 0, B's machine was slower
+    sd: float  # the estimate's standard error (of a median: 1.2533 sd / sqrt(cells))
+    cells: int  # the unchanged cells it rests on
+
+
 @dataclass
 class Table:
     a: str
     b: str
     threshold: float
     rows: list[Row] = field(default_factory=list)
+    shift: Shift | None = None  # the machine's shift the verdicts are relative to (None: whole intervals)
 
     @property
     def geomean(self) -> float:
@@ -70,10 +82,39 @@ def _select(df: pd.DataFrame, metrics) -> pd.DataFrame:
     return sel
 
 
+MIN_SHIFT_CELLS = 5  # unchanged cells at least for the machine's shift; fewer: the whole intervals judge
+
+
+def machine_shift(a: pd.DataFrame, b: pd.DataFrame, metrics=None) -> Shift | None:
+    """The machine's shift between two runs of one machine (:class:`Shift`), or None: other machines, runs before
+    the programs hash, or fewer than MIN_SHIFT_CELLS cells measured with the same programs in both."""
+    if a.empty or b.empty or set(a.machine) != set(b.machine) or "programs" not in a or "programs" not in b:
+        return None
+    on = ["cell", "metric", "key_size", "n_blocks"]
+    sa, sb = _select(a, metrics), _select(b, metrics)
+    m = sa.merge(sb, on=on, suffixes=("_a", "_b"))
+    m = m[m.programs_a.notna() & (m.programs_a == m.programs_b) & (m.estimator_a == "trimmed")
+          & (m.estimator_b == "trimmed")]
+    if m.empty:
+        return None
+    r = np.log(m.estimate_b.astype(float) / m.estimate_a.astype(float))
+    cost = pd.Series(np.where([higher_is_better(x) for x in m.metric], -r, r), index=m.index)
+    per_cell = cost.groupby(m.cell).median()
+    per_cell = per_cell[np.isfinite(per_cell)]
+    if len(per_cell) < MIN_SHIFT_CELLS:
+        return None
+    sd = 1.4826 * float(np.median(np.abs(per_cell - per_cell.median())))  # robust: a changed cell does not widen it
+    return Shift(float(per_cell.median()), 1.2533 * sd / math.sqrt(len(per_cell)), int(len(per_cell)))
+
+
 def compare_frames(a: pd.DataFrame, b: pd.DataFrame, key: str, a_name: str, b_name: str,
                    threshold: float = stats.NOISE_THRESHOLD, metrics=None) -> Table:
-    """Quantities of b against the same quantities of a, matched on `key` + metric, key size, n_blocks."""
-    return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics))
+    """Quantities of b against the same quantities of a, matched on `key` + metric, key size, n_blocks.  Two runs of
+    one machine with cells measured by the same programs in both are judged relative to the machine's shift between
+    them (:func:`machine_shift`), on the figures' within-run parts and the shift's own uncertainty: the shift is
+    what the run-to-run part of their intervals stands for, and the unchanged cells measure it."""
+    shift = machine_shift(a, b, metrics) if key == "cell" else None
+    return Table(a_name, b_name, threshold, compare_rows(a, b, key, threshold, metrics, shift=shift), shift)
 
 
 SIDE_FIELDS = ("estimate", "estimator", "ci_low", "ci_high", "confidence", "within", "per_process")
@@ -84,24 +125,27 @@ def side(r, suffix: str = "") -> dict:
     return {f: (r[f + suffix] if (f + suffix) in r else math.nan) for f in SIDE_FIELDS}
 
 
-def _estimate(r: dict, same_run: bool) -> stats.Estimate:
+def _estimate(r: dict, same_run: bool, scale: float = 1.0, extra_sd: float = 0.0) -> stats.Estimate:
     """A figure with its interval: the whole run-to-run interval between two runs; within one run only its
-    within-run part (the machine's run-to-run noise is common to both sides of the comparison)."""
-    est, conf = float(r["estimate"]), float(r["confidence"])
+    within-run part (the machine's run-to-run noise is common to both sides of the comparison).  With the machine's
+    shift between two runs known (`scale`, `extra_sd`: the figure as the other run's machine would have given it,
+    and the shift's relative sd), its within-run part widened by the shift's uncertainty."""
+    est, conf = float(r["estimate"]) * scale, float(r["confidence"])
     if not same_run:
         return stats.Estimate(est, float(r["ci_low"]), float(r["ci_high"]), "trimmed", 0, conf)
-    hw = float(r["within"]) * est
+    hw = math.hypot(float(r["within"]), stats.z_value(conf) * extra_sd) * est
     return stats.Estimate(est, est - hw, est + hw, "trimmed", 0, conf)
 
 
 def judge(a: dict, b: dict, speed: bool, threshold: float = stats.NOISE_THRESHOLD,
-          same_run: bool = False) -> stats.Speedup:
+          same_run: bool = False, shift: Shift | None = None) -> stats.Speedup:
     """The lab's one verdict on a change of one quantity, B against A (each a figure's fields, :func:`side`), as a
     speedup (> 1: B is faster):
 
     * exact counts (or a side without per-process values): a change beyond `threshold`;
     * two figures with run-to-run intervals (the trimmed estimator): :func:`stats.compare_estimates` on the two
-      intervals (or their within-run parts, ``same_run``), at the verdict's confidence (stats.VERDICT_CONFIDENCE);
+      intervals (or their within-run parts: ``same_run``, or two runs whose machine's `shift` between them is
+      known, B's figure then taken back to A's machine), at the verdict's confidence (stats.VERDICT_CONFIDENCE);
     * older figures (min, median): :func:`stats.speedup` over the per-process values with `threshold`.
 
     Used by compare, the report's comparison section and the compiler-version trends."""
@@ -111,7 +155,12 @@ def judge(a: dict, b: dict, speed: bool, threshold: float = stats.NOISE_THRESHOL
         verdict = stats.exact_verdict(ratio, threshold)
         return stats.Speedup(ratio, ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict)
     if a["estimator"] == "trimmed" and b["estimator"] == "trimmed":
-        c = stats.compare_estimates(_estimate(a, same_run), _estimate(b, same_run), higher_is_better=speed)
+        if shift is not None and not same_run:  # B's figure on A's machine: costs divided by its factor
+            f = math.exp(shift.log if speed else -shift.log)
+            ea, eb = _estimate(a, True), _estimate(b, True, f, shift.sd)
+        else:
+            ea, eb = _estimate(a, same_run), _estimate(b, same_run)
+        c = stats.compare_estimates(ea, eb, higher_is_better=speed)
         if speed:
             return stats.Speedup(c.ratio, c.ci_low, c.ci_high, c.p_value, c.verdict)
         return stats.Speedup(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low, c.p_value, c.verdict)
@@ -120,7 +169,7 @@ def judge(a: dict, b: dict, speed: bool, threshold: float = stats.NOISE_THRESHOL
 
 
 def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, metrics,
-                 same_run: bool = False) -> list[Row]:
+                 same_run: bool = False, shift: Shift | None = None) -> list[Row]:
     """One row per quantity both frames measured, sorted by item, metric, key size and blocks per call; figures of
     one run (same_run) are compared on their intervals' within-run parts."""
     on = [key, "metric", "key_size", "n_blocks"]
@@ -131,7 +180,7 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, key: str, threshold: float, m
         speed = higher_is_better(r.metric)
         ga, gb = r.get("gauge_relative_a", math.nan), r.get("gauge_relative_b", math.nan)
         gauge = (gb / ga if speed else ga / gb) if ga > 0 and gb > 0 else math.nan  # NaN compares False
-        s = judge(side(r, "_a"), side(r, "_b"), speed, threshold, same_run)
+        s = judge(side(r, "_a"), side(r, "_b"), speed, threshold, same_run, shift)
         rows.append(Row(r[key], r.metric, r.key_size, r.n_blocks, r.unit_a, r.estimate_a, r.estimate_b, s.speedup,
                         s.ci_low, s.ci_high, s.p_value, s.verdict, gauge))
     rows.sort(key=lambda x: (x.item, x.metric, x.key_size, x.n_blocks))  # n_blocks: NaN except for per-block rows
@@ -190,7 +239,18 @@ def format_table(t: Table) -> str:  # pragma: no mutate block (I/O: docs/testing
                f"interval of the ratio excludes 1 and the change is at least {100 * stats.MIN_EFFECT:g} %; exact counts and "
                f"older figures: beyond ±{100 * t.threshold:.1f} %); "
                f"geometric mean of B's speed relative to A: {t.geomean:.3f}")
+    if t.shift is not None:
+        summary += (f"\nrelative to the machine's speed between the runs: B's machine {_pct(t.shift.log)} "
+                    f"(±{100 * stats.z_value(stats.VERDICT_CONFIDENCE) * t.shift.sd:.2f} %), from the "
+                    f"{t.shift.cells} cells measured with the same programs in both; the verdicts are on the figures' "
+                    f"within-run parts with that shift taken out")
     if gauged:  # beside the headline, not instead of it: the gauge removes the machine's speed, not the code's
         summary += (f"\nrelative to the machine-speed gauge of each side's own processes ({len(gauged)} quantities): "
                     f"geometric mean {float(np.exp(np.mean(np.log(gauged)))):.3f}")
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(b) for b in body), "", summary])
+
+
+def _pct(log_cost: float) -> str:
+    """A cost shift in words: '0.80 % slower' (log > 0) or '0.50 % faster'."""
+    f = math.exp(log_cost)
+    return f"{100 * abs(f - 1):.2f} % " + ("slower" if f > 1 else "faster")

@@ -53,6 +53,7 @@ class BuildInfo(Model):
     code_bytes: dict[str, int]
     cached: bool
     log: str | None = None
+    programs: str | None = None  # hash of the measured programs and their environment (runs before 2026-11-29: none)
 
 
 class ImplFacts(Model):
@@ -279,6 +280,8 @@ COLUMNS = {
     "compiler": "compiler executable",
     "compiler_version": "first line of the compiler's --version",
     "cflags": "exact compiler flags, space separated",
+    "programs": "hash of the measured programs (timing, cycles) and their environment: the same in two runs, the "
+                "same code measured (compare takes the machine's shift between runs from such cells)",
     "profile": "measurement profile name",
     "host": "machine hostname",
     "cpu_model": "CPU model of the machine",
@@ -617,6 +620,7 @@ def _base(meta: RunMeta, c: CellRecord) -> dict:
         "compiler_version": (build.compiler_version if build else None) or
         meta.toolchains.get(c.toolchain, {}).get("version"),
         "cflags": " ".join(build.cflags) if build else "",
+        "programs": build.programs if build else None,
         "profile": meta.profile.get("name"), "host": meta.machine.get("hostname"),
         "cpu_model": meta.machine.get("cpu_model"), "started": meta.started,
         "revision": (meta.git.get("revision") or "") + ("+" if meta.git.get("dirty") else ""),

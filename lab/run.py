@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .models import FAILED, Status
-from . import __version__, calibration, java, system
+from . import __version__, calibration, java, memo, system
 from .backends import Backend
 from .build import Builder
 from .buildplan import compiler
@@ -130,7 +130,9 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
         rec["build"] = {"compiler": r.plan.compiler, "compiler_version": r.compiler_version,
                         "cflags": list(r.plan.cflags), "ldflags": list(r.plan.ldflags),
                         "code_bytes": r.code_bytes, "cached": all(x.cached for x in b.results.values()),
-                        "log": r.log or None}
+                        "log": r.log or None,
+                        "programs": memo.key([b.program(p) for p in ("timing", "cycles") if p in b.results],
+                                             [cell.target.name, sorted(impl.env)])}
         rec["image_id"] = backend.image_id(cell.target)
     if v is not None and v.records:
         rec["kat"] = {"files": v.files, "records": v.records, "passed": v.passed, "failed": v.failed,

@@ -171,3 +171,58 @@ def test_counts_and_geomean_of_a_table():
     t.rows.append(compare.Row("z", "m", 128, None, "u", 1, 1, math.nan, 0, 0, 1.0, "no change"))
     assert t.geomean == pytest.approx(8 ** 0.2)  # undefined ratios are left out
     assert math.isnan(compare.Table("A", "B", 0.03).geomean)
+
+
+CIPHERS8 = ("rc6", "des", "idea", "mars", "serpent", "twofish", "e2", "cast256")
+
+
+def _pair(tmp, changed: dict[str, float], machine: float = 1.02):
+    """Run A, and run B on a machine `machine` times slower whose `changed` ciphers also cost that much more
+    (their programs differ: new code); every figure's within-run part 0.5 %."""
+    a = _run(tmp / "a", {c: 1.0 for c in CIPHERS8})
+    b = _run(tmp / "b", {c: machine * changed.get(c, 1.0) for c in CIPHERS8})
+    def trimmed(d):  # run-to-run intervals: within 0.5 %, run noise 1 % (the prior)
+        t = d.estimator == "min"
+        h = t * 0.0 + (0.005 ** 2 + (1.96 * 0.01) ** 2) ** 0.5
+        return d.assign(estimator=d.estimator.where(~t, "trimmed"), within=0.005, confidence=0.95,
+                        ci_low=d.estimate.where(~t, d.estimate * (1 - h)),
+                        ci_high=d.estimate.where(~t, d.estimate * (1 + h)))
+
+    a = trimmed(a.assign(programs=a.cell))
+    b = trimmed(b.assign(programs=b.cell.where(~b.cipher.isin(list(changed)), b.cell + "-new")))
+    return a, b
+
+
+def test_the_machines_shift_between_two_runs_comes_from_the_unchanged_cells(tmp_path):
+    """Two runs of one machine: the cells measured with the same programs in both measure the machine's shift,
+    and the changed cell is judged relative to it on the within-run parts (a 4 % slowdown under a machine 2 %
+    slower: slower; the unchanged cells, every one 2 % slower: no change)."""
+    a, b = _pair(tmp_path, {"rc6": 1.04})
+    t = compare.compare_frames(a, b, "cell", "A", "B")
+    assert t.shift is not None and t.shift.cells == 7 and math.exp(t.shift.log) == pytest.approx(1.02, rel=1e-3)
+    timed = [r for r in t.rows if r.metric in ("encrypt_speed", "encrypt_per_block")]
+    assert {r.verdict for r in timed if r.item.startswith("rc6/")} == {"slower"}
+    assert {r.verdict for r in timed if not r.item.startswith("rc6/")} == {"no change"}
+    rc6 = next(r for r in timed if r.item.startswith("rc6/") and r.metric == "encrypt_speed")
+    assert rc6.speedup == pytest.approx(1 / 1.04, rel=1e-3)  # the code's own change, the machine's taken out
+    assert rc6.ci_low <= rc6.speedup <= rc6.ci_high
+    assert "B's machine 2.00 % slower" in compare.format_table(t) and "from the 7 cells" in compare.format_table(t)
+
+
+def test_no_shift_without_enough_unchanged_cells_of_one_machine(tmp_path):
+    a, b = _pair(tmp_path, {"rc6": 1.04, "des": 1.04, "idea": 1.04, "mars": 1.04})  # 4 unchanged: too few
+    assert compare.machine_shift(a, b) is None
+    a, b = _pair(tmp_path / "2", {"rc6": 1.04})
+    assert compare.machine_shift(a, b.assign(machine="other")) is None  # two machines: not a shift
+    assert compare.machine_shift(a.drop(columns=["programs"]), b) is None  # runs before the programs hash
+    assert compare.machine_shift(a.assign(programs=None), b.assign(programs=None)) is None
+    t = compare.compare_frames(a, b.assign(machine="other"), "cell", "A", "B")
+    assert t.shift is None and "machine" not in compare.format_table(t).split("\n")[-1]
+    # the judge itself: with a shift, B's figure on A's machine and the shift's uncertainty in its interval
+    s = compare.Shift(math.log(1.02), 0.001, 7)
+    row = a[a.cell.str.startswith("des/") & (a.metric == "encrypt_speed")].iloc[0]  # unchanged
+    brow = b[(b.cell == row.cell) & (b.metric == "encrypt_speed") & (b.key_size == row.key_size)].iloc[0]
+    wide = compare.judge(compare.side(row), compare.side(brow), True, shift=compare.Shift(s.log, 0.02, 7))
+    narrow = compare.judge(compare.side(row), compare.side(brow), True, shift=s)
+    assert narrow.speedup == pytest.approx(1.0, rel=1e-3) and narrow.verdict == "no change"
+    assert (wide.ci_high - wide.ci_low) > 3 * (narrow.ci_high - narrow.ci_low)

@@ -91,6 +91,8 @@ def planted_copy(run_dir: Path, cipher: str, into: Path, factor: float = PLANT) 
     for line in (run_dir / "cells.jsonl").read_text().splitlines():
         rec = json.loads(line)
         m = rec.get("measurement")
+        if rec.get("cipher") == cipher and rec.get("build"):  # other code: not one of compare's unchanged cells
+            rec["build"]["programs"] = f"{rec['build'].get('programs')}-planted"
         if rec.get("cipher") == cipher and m:
             for p in m["timing"]:
                 for ops in p["key_sizes"].values():
