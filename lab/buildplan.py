@@ -140,6 +140,7 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
     registry = compile_c(root / HARNESS / "registry.c", obj_dir / "registry.o",
                          [f"-DCL_IMPL_LIST=X({impl.symbol})"], headers)
     impl_objs = []
+    impl_cflags = impl.flags_on(target.name)[0]  # a peer library may differ in a target's image
     # the headers beside every source of the implementation: a source may include one of another folder's
     # (3des/bitslice_avx2.c includes ../des/des_bitslice_body.h), and a change there must rebuild it
     local = tuple(sorted({h for s in impl.sources for h in s.parent.glob("*.h")}))
@@ -147,17 +148,17 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
         out = obj_dir / (src.stem + ".o")
         if src.suffix in (".cpp", ".cc", ".cxx"):
             cxx = compiler(toolchain, target, "c++")
-            steps.append(Step((cxx, *_cxx_flags(cflags), *includes, *impl.cflags, "-I", arg(src.parent), "-c",
+            steps.append(Step((cxx, *_cxx_flags(cflags), *includes, *impl_cflags, "-I", arg(src.parent), "-c",
                                arg(src), "-o", arg(out)), out, (src, *headers, *local), cxx, "compile"))
         else:
-            compile_c(src, out, [*impl.cflags, "-I", arg(src.parent)], (*headers, *local))
+            compile_c(src, out, [*impl_cflags, "-I", arg(src.parent)], (*headers, *local))
         impl_objs.append(out)
 
     link, ldflags = _link(impl, toolchain, target, program, cflags, static, [*harness_objs, registry, *impl_objs],
                           obj_dir, arg)
     steps.append(link)
     return BuildPlan(program, link.output, tuple(steps), cc, tuple(cflags),
-                     tuple([*ldflags, *impl.libs]), tuple(impl_objs))
+                     tuple([*ldflags, *impl.flags_on(target.name)[1]]), tuple(impl_objs))
 
 
 def _object_dirs(build_dir: Path, impl: Impl, toolchain: Toolchain, target: Target, program: str,
@@ -184,5 +185,6 @@ def _link(impl: Impl, toolchain: Toolchain, target: Target, program: str, cflags
     else:
         output = obj_dir / "icount" / "cycles" if program == "icount" else obj_dir / program
     link_flags = _cxx_flags(cflags) if cxx_link else cflags
-    return Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *impl.libs, "-o", arg(output)),
+    return Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *impl.flags_on(target.name)[1], "-o",
+                 arg(output)),
                 output, tuple(objs), linker, "link"), ldflags

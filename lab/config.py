@@ -90,6 +90,11 @@ class PeerInfo:
     package: str
     header: str
     code: str  # portable, asm, simd, hardware
+    on_targets: tuple[tuple[str, str, str], ...] = ()  # (target, package, header) where they differ
+
+    def package_on(self, target: str) -> str:
+        """The Debian package with the library in a target's image (the host's own: `package`)."""
+        return next((p for t, p, _ in self.on_targets if t == target), self.package)
 
     def installed(self) -> bool:
         return (Path("/usr/include") / self.header).exists()
@@ -121,6 +126,11 @@ class Impl:
     language: str = "c"
     env: tuple[tuple[str, str], ...] = ()
     peer: PeerInfo | None = None
+    on_targets: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()  # (target, cflags, libs) that differ
+
+    def flags_on(self, target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(cflags, libs) of the build for a target: a peer's library may differ in a target's image."""
+        return next(((c, lib) for t, c, lib in self.on_targets if t == target), (self.cflags, self.libs))
 
     @property
     def id(self) -> str:
@@ -235,6 +245,7 @@ class Lab:
                 folders.setdefault(y.parent.name, y.parent)
         self.ciphers: dict[str, Cipher] = each([f / "cipher.yaml" for f in folders.values()], self._load_cipher)
         peer_files = [y for d in self.peer_dirs for y in sorted(d.glob("*/peer.yaml"))]
+        self._peer_paths = {y.parent.name: y for y in reversed(peer_files)}  # the first folder's wins, as in each()
         self.peers: dict[str, PeerFile] = each(peer_files, lambda p: self._load_peer(p, errors))
         # the Java side's data (lab/java.py reads them), validated with the rest
         java_src = self.root / "java_src"
@@ -253,6 +264,9 @@ class Lab:
             if host.target not in self.targets:
                 errors.append(ConfigError(self.hosts_dir / f"{name}.yaml", "target",
                                           f"'{host.target}' is not a target.", f"use one of {targets}"))
+        for name, pf in self.peers.items():
+            errors += [ConfigError(self._peer_paths[name], f"targets.{t}", f"'{t}' is not a target.",
+                                   f"use one of {targets}") for t in pf.targets if t not in self.targets]
         for name, tc in self.toolchains.items():
             if name in self._version_of:
                 continue
@@ -402,7 +416,12 @@ class Lab:
                     default=False, folder=folder, sources=tuple((folder / s).resolve() for s in pi.sources),
                     vector_files=base.vector_files, checksums=base.checksums, cflags=tuple(pf.cflags),
                     libs=tuple(pf.libs), language=pf.language, env=tuple(sorted(pi.env.items())),
-                    peer=PeerInfo(pf.library, pf.display, pf.package, pf.header, pi.code))
+                    peer=PeerInfo(pf.library, pf.display, pf.package, pf.header, pi.code,
+                                  tuple((t, o.package or pf.package, o.header or pf.header)
+                                        for t, o in sorted(pf.targets.items()))),
+                    on_targets=tuple((t, tuple(pf.cflags if o.cflags is None else o.cflags),
+                                      tuple(pf.libs if o.libs is None else o.libs))
+                                     for t, o in sorted(pf.targets.items())))
         return pf
 
     # ------------------------------------------------------------ lookups

@@ -162,7 +162,7 @@ class CellPipeline:
                          f"install {_package_for(missing, cell)}", b, stages=stages, cell=cell)
         if failed and cell.impl.peer and not cell.impl.peer.installed():
             return Final(Status.UNAVAILABLE, f"peer library {cell.impl.peer.display} is not installed: install "
-                         f"{cell.impl.peer.package}", b, stages=stages, cell=cell)
+                         f"{cell.impl.peer.package_on(cell.target.name)}", b, stages=stages, cell=cell)
         if failed:
             return Final(Status.BUILD_FAILED, failed.failure, b, stages=stages, cell=cell)
         return b

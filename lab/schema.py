@@ -364,6 +364,16 @@ class PeerImplementation(Strict):
                           "the constant-time checks' claims and the compiler-made leak matrix; absent: no claim.")
 
 
+class PeerOnTarget(Strict):
+    """What differs where a target's image has the library under another name or version (Debian 13 ships
+    Botan 3, not Botan 2): each key given replaces the peer file's own."""
+
+    package: str | None = None
+    header: str | None = None
+    cflags: list[str] | None = None
+    libs: list[str] | None = None
+
+
 class PeerFile(Strict):
     """A peer library as data: c_src/peers/<library>/peer.yaml."""
 
@@ -374,6 +384,9 @@ class PeerFile(Strict):
     header: str = Field(description="A header under /usr/include whose presence proves the package is installed.")
     cflags: list[str] = Field(default_factory=list)
     libs: list[str] = Field(default_factory=list)
+    targets: dict[str, PeerOnTarget] = Field(
+        default_factory=dict, description="Per target (targets/<name>.yaml): its package, header, cflags or libs "
+                                          "where they differ from the above.")
     implementations: dict[str, dict[str, PeerImplementation]] = Field(
         description="Our cipher name -> implementation name (the library, or library_variant) -> facts.")
 

@@ -55,3 +55,48 @@ def test_a_run_measures_peers_beside_ours_and_the_report_compares(fixture_lab, t
     assert row[2].text == "twofish" and row[4].text == "full" and row[6].text in by
     a1 = find(html, "a1-classes")[0]
     assert any(r[0].text == "peer library (peer)" for r in a1.rows)
+
+
+def _peer_dir(tmp_path, targets: dict):
+    """A copy of the OpenSSL peer whose peer.yaml names per-target builds."""
+    import shutil
+
+    import yaml
+
+    src = Lab().root / "c_src" / "peers" / "openssl"
+    d = tmp_path / "peers" / "openssl"
+    shutil.copytree(src, d)
+    doc = yaml.safe_load((d / "peer.yaml").read_text())
+    doc["targets"] = targets
+    (d / "peer.yaml").write_text(yaml.safe_dump(doc))
+    return d.parent
+
+
+def test_a_peer_builds_against_the_library_a_targets_image_has(tmp_path):
+    """peer.yaml's targets: a target whose image ships the library under another version (Debian 13's Botan 3)
+    builds with its own package, flags and libraries; every other target with the file's own."""
+    from lab.buildplan import plan_build
+
+    lab = Lab(peer_dirs=[_peer_dir(tmp_path, {"x86_64-trixie": {"package": "libssl3-dev-x", "cflags": ["-DX=1"],
+                                                                 "libs": ["-lcrypto", "-lz"]}})])
+    im = lab.cipher("rijndael").impls["openssl"]
+    assert im.flags_on("x86_64-trixie") == (("-DX=1",), ("-lcrypto", "-lz"))
+    assert im.flags_on("host") == ((), ("-lcrypto",))
+    assert (im.peer.package_on("x86_64-trixie"), im.peer.package_on("host")) == ("libssl3-dev-x", "libssl-dev")
+
+    def steps(target):
+        p = plan_build(im, lab.toolchain("gcc-O3"), lab.target(target), "ct", root=lab.root,
+                       build_dir=tmp_path / "b")
+        return p.steps[-2].argv, p.steps[-1].argv  # the adapter's compile, the link
+
+    (cc, link), (cc_h, link_h) = steps("x86_64-trixie"), steps("host")
+    assert "-DX=1" in cc and "-DX=1" not in cc_h
+    assert link[-3:-2] == ("-lz",) and "-lz" not in link_h and "-lcrypto" in link_h
+
+
+def test_a_peer_file_naming_an_unknown_target_is_a_clear_error(tmp_path):
+    from lab.errors import ConfigError
+
+    with pytest.raises(ConfigError) as e:
+        Lab(peer_dirs=[_peer_dir(tmp_path, {"x86_64-forky": {"libs": ["-lcrypto"]}})])
+    assert "peer.yaml" in str(e.value) and "targets.x86_64-forky" in str(e.value) and "not a target" in str(e.value)

@@ -20,12 +20,16 @@
 // AES dispatch: Botan picks AES-NI, else SSSE3 "vperm", else its portable
 // (bitsliced) code, from Botan::CPUID at each key setup and each call.  The
 // variants rijndael/botan_vperm and rijndael/botan_portable clear CPUID bits
-// (Botan's CPUID::clear_cpuid_bit, "exposed for testing") before their calls
-// and every other descriptor here restores the detected bits
+// (Botan 2's CPUID::clear_cpuid_bit, "exposed for testing") before their
+// calls and every other descriptor here restores the detected bits
 // (CPUID::initialize) before its calls, so variants linked into one program
 // do not disturb each other.  Nothing changes unless the wanted dispatch
 // differs from the current one.  Single-threaded use only, like every
-// cipherlab harness program.
+// cipherlab harness program.  Botan 3 (Debian 13) no longer installs
+// cpuid.h: there the variants' processes clear the bits when the library
+// starts, from the environment peer.yaml gives them (BOTAN_CLEAR_CPUID).
+// Either way a variant is available only where Botan's AES really
+// dispatches to the code it names (provider()).
 #define BOTAN_NO_DEPRECATED_WARNINGS 1 /* cpuid.h is marked "future internal" */
 
 #include <cstddef>
@@ -34,7 +38,10 @@
 #include <string>
 
 #include <botan/block_cipher.h>
+#include <botan/version.h>
+#if BOTAN_VERSION_MAJOR < 3
 #include <botan/cpuid.h>
+#endif
 
 extern "C" {
 #include "cipherlab.h"
@@ -56,6 +63,7 @@ enum Dispatch { FULL = 0, NO_AESNI = 1, NO_AESNI_NO_SSSE3 = 2 };
 
 void want(Dispatch d)
 {
+#if BOTAN_VERSION_MAJOR < 3
     static Dispatch current = FULL;
     if (d == current)
         return;
@@ -65,6 +73,27 @@ void want(Dispatch d)
     if (d == NO_AESNI_NO_SSSE3)
         Botan::CPUID::clear_cpuid_bit(Botan::CPUID::CPUID_SSSE3_BIT);
     current = d;
+#else
+    (void)d; // the process's environment chose (BOTAN_CLEAR_CPUID)
+#endif
+}
+
+// available(): Botan's AES dispatches to the code the variant names (Botan 2 calls
+// the vector-permute code "vperm", Botan 3 "ssse3"; the full dispatch is AES-NI,
+// or on Botan 3 its VAES code where the CPU has it).
+template <Dispatch D> int dispatches(void)
+{
+    want(D);
+    try {
+        auto c = Botan::BlockCipher::create("AES-128");
+        if (!c)
+            return 0;
+        const std::string p = c->provider();
+        const bool vperm = p == "vperm" || p == "ssse3", base = p == "base";
+        return D == FULL ? !vperm && !base : D == NO_AESNI ? vperm : base;
+    } catch (...) {
+        return 0;
+    }
 }
 
 bool key_ok(const unsigned short *list, unsigned bits)
@@ -123,24 +152,6 @@ template <Dispatch D> void dec(const void *ks, const uint8_t *in, uint8_t *out, 
     static_cast<const Header *>(ks)->obj->decrypt_n(in, out, n);
 }
 
-// From the CPU itself, not from Botan::CPUID (whose bits the variants clear).
-int have_aesni(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("aes");
-#else
-    return 0; // the variants are x86 only
-#endif
-}
-int have_ssse3(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("ssse3");
-#else
-    return 0;
-#endif
-}
-
 const unsigned short kb_128_256[] = {128, 192, 256, 0};
 const unsigned short kb_des[] = {64, 0};
 const unsigned short kb_3des[] = {192, 0};
@@ -173,9 +184,9 @@ const char n_idea[] = "IDEA";
                                                release};
 
 // rijndael/botan is "hardware" (AES-NI): unavailable on a CPU without it.
-BOTAN_IMPL(rijndael, botan, 16, kb_128_256, n_aes, true, FULL, have_aesni)
-BOTAN_IMPL(rijndael, botan_vperm, 16, kb_128_256, n_aes, true, NO_AESNI, have_ssse3)
-BOTAN_IMPL(rijndael, botan_portable, 16, kb_128_256, n_aes, true, NO_AESNI_NO_SSSE3, nullptr)
+BOTAN_IMPL(rijndael, botan, 16, kb_128_256, n_aes, true, FULL, dispatches<FULL>)
+BOTAN_IMPL(rijndael, botan_vperm, 16, kb_128_256, n_aes, true, NO_AESNI, dispatches<NO_AESNI>)
+BOTAN_IMPL(rijndael, botan_portable, 16, kb_128_256, n_aes, true, NO_AESNI_NO_SSSE3, dispatches<NO_AESNI_NO_SSSE3>)
 BOTAN_IMPL(serpent, botan, 16, kb_128_256, n_serpent, false, FULL, nullptr)
 BOTAN_IMPL(twofish, botan, 16, kb_128_256, n_twofish, false, FULL, nullptr)
 BOTAN_IMPL(cast256, botan, 16, kb_128_256, n_cast256, false, FULL, nullptr)
