@@ -56,9 +56,15 @@ def _digest(step: Step, version: str) -> str:
 
 
 def _first_error(log: str) -> str:
-    lines = [ln for ln in log.splitlines() if "error" in ln.lower() and not ln.startswith("$ ")] \
-        or [ln for ln in log.splitlines() if not ln.startswith("$ ")] or ["build failed"]
-    return lines[0][:300]
+    """The line of a failed step's log that says why: a compiler's error, else the linker's first undefined
+    reference (collect2's "ld returned 1 exit status" says only that it failed), else any error, else the first."""
+    out = [ln for ln in log.splitlines() if not ln.startswith("$ ")]
+    for want in (lambda ln: "error" in ln.lower() and not ln.startswith("collect2"),
+                 lambda ln: "undefined reference" in ln, lambda ln: "error" in ln.lower(), bool):
+        hit = next((ln for ln in out if want(ln)), None)
+        if hit:
+            return hit[:300]
+    return "build failed"
 
 
 class Builder:

@@ -641,3 +641,17 @@ def test_the_stop_rule_and_the_report_judge_the_same_precision(lab):
     met = cell(lab, estimator="median", precision=0.036, min_processes=5, max_processes=40)
     assert samples(met, [[round(x * 1000)] for x in costs], [[1000, 1010]] * len(costs)).decide() == "precision"
     assert results.quantity_row({}, q, "median", 0.95, 0.036)["precision_met"]
+
+
+def test_a_failed_build_says_why_in_one_line():
+    """The compiler's error first; a link that failed names its first undefined reference, not collect2's "ld
+    returned 1 exit status" (g++-13 against Debian 13's Botan 3, built for GCC 14's C++ runtime)."""
+    from lab.build import _first_error
+
+    link = ("$ g++-13 b.o -lbotan-3 -o ct\n/usr/bin/ld: /usr/lib/x86_64-linux-gnu/libbotan-3.so: undefined reference "
+            "to `__cxa_call_terminate@CXXABI_1.3.15'\ncollect2: error: ld returned 1 exit status\n")
+    assert _first_error(link).endswith("undefined reference to `__cxa_call_terminate@CXXABI_1.3.15'")
+    compile_ = "$ gcc -c x.c\nx.c: In function 'f':\nx.c:3:5: error: expected ';' before '}' token\n"
+    assert _first_error(compile_) == "x.c:3:5: error: expected ';' before '}' token"
+    assert _first_error("collect2: error: ld returned 1 exit status\n") == "collect2: error: ld returned 1 exit status"
+    assert _first_error("$ cc x.c\nsomething odd\n") == "something odd" and _first_error("$ cc\n") == "build failed"
