@@ -4,6 +4,7 @@ mean, exact instruction counts, toolchains within one run."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -226,3 +227,21 @@ def test_no_shift_without_enough_unchanged_cells_of_one_machine(tmp_path):
     narrow = compare.judge(compare.side(row), compare.side(brow), True, shift=s)
     assert narrow.speedup == pytest.approx(1.0, rel=1e-3) and narrow.verdict == "no change"
     assert (wide.ci_high - wide.ci_low) > 3 * (narrow.ci_high - narrow.ci_low)
+
+
+def test_the_reports_comparison_carries_the_machines_shift(tmp_path, monkeypatch):
+    from jinja2 import Environment
+
+    from lab import findings
+    from lab.report import __file__ as report_py
+
+    a, b = _pair(tmp_path, {"rc6": 1.04})
+    monkeypatch.setattr(findings.results, "load", lambda run, results_dir: a)
+    c = findings.comparison("A", b, tmp_path)
+    assert c["shift"]["cells"] == 7 and c["shift"]["factor"] == pytest.approx(1.02, rel=1e-3)
+    template = Path(report_py).parent / "templates" / "index.html.j2"
+    line = next(ln for ln in template.read_text().splitlines()
+                if "comparison.shift" in ln)
+    html = Environment().from_string(line).render(comparison=c)
+    assert "B's machine 2.00 % slower than A's" in html and "7 cells were measured with the same programs" in html
+    assert "machine" not in Environment().from_string(line).render(comparison={**c, "shift": None}).split("geometric")[0]
