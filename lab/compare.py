@@ -88,7 +88,8 @@ MIN_SHIFT_CELLS = 5  # unchanged cells at least for the machine's shift; fewer: 
 def machine_shift(a: pd.DataFrame, b: pd.DataFrame, metrics=None) -> Shift | None:
     """The machine's shift between two runs of one machine (:class:`Shift`), or None: other machines, runs before
     the programs hash, or fewer than MIN_SHIFT_CELLS cells measured with the same programs in both."""
-    if a.empty or b.empty or set(a.machine) != set(b.machine) or "programs" not in a or "programs" not in b:
+    if a.empty or b.empty or not {"machine", "programs"} <= set(a.columns) & set(b.columns) \
+            or set(a.machine) != set(b.machine):
         return None
     on = ["cell", "metric", "key_size", "n_blocks"]
     sa, sb = _select(a, metrics), _select(b, metrics)

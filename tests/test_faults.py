@@ -174,13 +174,29 @@ def test_sigkill_mid_run_then_resume_records_every_cell_exactly_once(tmp_path):
     assert meta.status == "finished" and len(meta.resumed) == 1
 
 
+def _checkout_measuring_in_batches(tmp: Path, batch: int) -> Path:
+    """A checkout (links to this one) whose smoke profile measures `batch` cells at a time, not all in one turn."""
+    root = tmp / "checkout"
+    root.mkdir()
+    (tmp / "shared").symlink_to(ROOT.parent / "shared")  # the vectors beside the checkout
+    for name in ("c_src", "targets", "toolchains", "dockerfiles", "java_src", "matrix.yaml"):
+        (root / name).symlink_to(ROOT / name)
+    shutil.copytree(ROOT / "profiles", root / "profiles")
+    smoke = root / "profiles" / "smoke.yaml"
+    text = smoke.read_text()
+    assert "  interleave: 0 " in text
+    smoke.write_text(text.replace("  interleave: 0 ", f"  interleave: {batch} "))
+    return root
+
+
 def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_finishes_it(tmp_path):
     # enough cells that Ctrl-C lands in the middle of the run even at the smoke profile's fraction of a second
     # per cell (two batches of 12; Ctrl-C comes as the first batch's cells are recorded, the second's 12 still
-    # to measure)
+    # to measure: in one turn of all 24 every cell would end in the same last round)
+    env = lab_env(tmp_path, CIPHERLAB_ROOT=str(_checkout_measuring_in_batches(tmp_path, 12)))
     m = matrix(tmp_path, "ciphers: [des, idea, rc6, twofish, serpent, mars, cast256, e2, loki97, magenta, dfc, "
                          "saferplus]\ntoolchains: [gcc-O3, clang-O3]\nprofile: smoke\n")
-    p = start(tmp_path, *run_args(tmp_path, m, "--jobs", "1"))
+    p = start(tmp_path, *run_args(tmp_path, m, "--jobs", "1"), env=env)
     run_dir = _wait_for_cells(lambda: results.run_dirs(tmp_path / "results"), 1, p)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
@@ -188,7 +204,7 @@ def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_finishes_it(tmp_p
     assert "Traceback" not in err and "interrupted" in err
     meta, cells = results.read_run(run_dir)
     assert meta.status == "interrupted" and len(cells) < len(meta.cells_planned)
-    r = lab(tmp_path, *run_args(tmp_path, m, "--resume", meta.run_id))
+    r = lab(tmp_path, *run_args(tmp_path, m, "--resume", meta.run_id), env=env)
     assert r.returncode == 0, r.stderr
     meta, cells = results.read_run(run_dir)
     assert meta.status == "finished" and len(cells) == len(set(c.cell for c in cells)) == len(meta.cells_planned)
