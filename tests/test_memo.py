@@ -68,6 +68,10 @@ def test_a_second_run_reuses_every_verdict_count_and_evidence_and_a_changed_sour
     third = _run(root, tmp_path, host_plugin)
     assert third["rc6"]["reused"] == [] and third["rc6"]["stages"]["kat"] > 0  # its binaries changed: all redone
     assert set(third["serpent"]["reused"]) == want
+    # the measured programs' hash: what compare's machine shift rests on (the same code in both runs)
+    programs = {n: {c: r[c]["build"]["programs"] for c in r} for n, r in (("1", first), ("2", second), ("3", third))}
+    assert programs["1"] == programs["2"] and all(programs["1"].values())
+    assert programs["3"]["rc6"] != programs["1"]["rc6"] and programs["3"]["serpent"] == programs["1"]["serpent"]
 
 
 def test_a_memo_key_follows_the_files_contents_and_the_inputs(tmp_path):
