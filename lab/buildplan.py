@@ -140,7 +140,7 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
     registry = compile_c(root / HARNESS / "registry.c", obj_dir / "registry.o",
                          [f"-DCL_IMPL_LIST=X({impl.symbol})"], headers)
     impl_objs = []
-    impl_cflags = impl.flags_on(target.name)[0]  # a peer library may differ in a target's image
+    impl_cflags, impl_libs = impl.flags_on(target.name)  # a peer library may differ in a target's image
     # the headers beside every source of the implementation: a source may include one of another folder's
     # (3des/bitslice_avx2.c includes ../des/des_bitslice_body.h), and a change there must rebuild it
     local = tuple(sorted({h for s in impl.sources for h in s.parent.glob("*.h")}))
@@ -155,10 +155,10 @@ def plan_build(impl: Impl, toolchain: Toolchain, target: Target, program: str, *
         impl_objs.append(out)
 
     link, ldflags = _link(impl, toolchain, target, program, cflags, static, [*harness_objs, registry, *impl_objs],
-                          obj_dir, arg)
+                          obj_dir, arg, impl_libs)
     steps.append(link)
     return BuildPlan(program, link.output, tuple(steps), cc, tuple(cflags),
-                     tuple([*ldflags, *impl.flags_on(target.name)[1]]), tuple(impl_objs))
+                     tuple([*ldflags, *impl_libs]), tuple(impl_objs))
 
 
 def _object_dirs(build_dir: Path, impl: Impl, toolchain: Toolchain, target: Target, program: str,
@@ -174,7 +174,7 @@ def _object_dirs(build_dir: Path, impl: Impl, toolchain: Toolchain, target: Targ
 
 
 def _link(impl: Impl, toolchain: Toolchain, target: Target, program: str, cflags: list[str], static: bool,
-          objs: list[Path], obj_dir: Path, arg) -> tuple[Step, list[str]]:
+          objs: list[Path], obj_dir: Path, arg, libs: tuple[str, ...]) -> tuple[Step, list[str]]:
     """The link step of a program (a shared library for "native"), and its link flags."""
     cxx_link = any(s.suffix in (".cpp", ".cc", ".cxx") for s in impl.sources)
     linker = compiler(toolchain, target, "c++" if cxx_link else "c")
@@ -185,6 +185,5 @@ def _link(impl: Impl, toolchain: Toolchain, target: Target, program: str, cflags
     else:
         output = obj_dir / "icount" / "cycles" if program == "icount" else obj_dir / program
     link_flags = _cxx_flags(cflags) if cxx_link else cflags
-    return Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *impl.flags_on(target.name)[1], "-o",
-                 arg(output)),
+    return Step((linker, *link_flags, *(arg(o) for o in objs), *ldflags, *libs, "-o", arg(output)),
                 output, tuple(objs), linker, "link"), ldflags

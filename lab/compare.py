@@ -54,6 +54,20 @@ class Shift:
     sd: float  # the estimate's standard error (of a median: 1.2533 sd / sqrt(cells))
     cells: int  # the unchanged cells it rests on
 
+    @property
+    def factor(self) -> float:
+        """B's costs over A's that the machine alone makes (> 1: B's machine was slower)."""
+        return math.exp(self.log)
+
+    @property
+    def half_width(self) -> float:
+        """The relative half-width of the shift at the verdict's confidence."""
+        return stats.z_value(stats.VERDICT_CONFIDENCE) * self.sd
+
+    def words(self) -> str:
+        """'2.27 % slower' or '0.50 % faster'."""
+        return f"{100 * abs(self.factor - 1):.2f} % " + ("slower" if self.factor > 1 else "faster")
+
 
 @dataclass
 class Table:
@@ -157,8 +171,7 @@ def judge(a: dict, b: dict, speed: bool, threshold: float = stats.NOISE_THRESHOL
         return stats.Speedup(ratio, ratio, ratio, 0.0 if verdict != "no change" else 1.0, verdict)
     if a["estimator"] == "trimmed" and b["estimator"] == "trimmed":
         if shift is not None and not same_run:  # B's figure on A's machine: costs divided by its factor
-            f = math.exp(shift.log if speed else -shift.log)
-            ea, eb = _estimate(a, True), _estimate(b, True, f, shift.sd)
+            ea, eb = _estimate(a, True), _estimate(b, True, shift.factor if speed else 1 / shift.factor, shift.sd)
         else:
             ea, eb = _estimate(a, same_run), _estimate(b, same_run)
         c = stats.compare_estimates(ea, eb, higher_is_better=speed)
@@ -241,17 +254,11 @@ def format_table(t: Table) -> str:  # pragma: no mutate block (I/O: docs/testing
                f"older figures: beyond ±{100 * t.threshold:.1f} %); "
                f"geometric mean of B's speed relative to A: {t.geomean:.3f}")
     if t.shift is not None:
-        summary += (f"\nrelative to the machine's speed between the runs: B's machine {_pct(t.shift.log)} "
-                    f"(±{100 * stats.z_value(stats.VERDICT_CONFIDENCE) * t.shift.sd:.2f} %), from the "
-                    f"{t.shift.cells} cells measured with the same programs in both; the verdicts are on the figures' "
-                    f"within-run parts with that shift taken out")
+        summary += (f"\nrelative to the machine's speed between the runs: B's machine {t.shift.words()} "
+                    f"(±{100 * t.shift.half_width:.2f} %), from the {t.shift.cells} cells measured with the same "
+                    f"programs in both; the verdicts, ratios and geometric mean are on the figures' within-run parts "
+                    f"with that shift taken out")
     if gauged:  # beside the headline, not instead of it: the gauge removes the machine's speed, not the code's
         summary += (f"\nrelative to the machine-speed gauge of each side's own processes ({len(gauged)} quantities): "
                     f"geometric mean {float(np.exp(np.mean(np.log(gauged)))):.3f}")
     return "\n".join([line(head), line(["-" * w for w in widths]), *(line(b) for b in body), "", summary])
-
-
-def _pct(log_cost: float) -> str:
-    """A cost shift in words: '0.80 % slower' (log > 0) or '0.50 % faster'."""
-    f = math.exp(log_cost)
-    return f"{100 * abs(f - 1):.2f} % " + ("slower" if f > 1 else "faster")

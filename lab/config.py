@@ -90,11 +90,11 @@ class PeerInfo:
     package: str
     header: str
     code: str  # portable, asm, simd, hardware
-    on_targets: tuple[tuple[str, str, str], ...] = ()  # (target, package, header) where they differ
+    packages: tuple[tuple[str, str], ...] = ()  # (target, package) where a target's image has another
 
     def package_on(self, target: str) -> str:
         """The Debian package with the library in a target's image (the host's own: `package`)."""
-        return next((p for t, p, _ in self.on_targets if t == target), self.package)
+        return dict(self.packages).get(target, self.package)
 
     def installed(self) -> bool:
         return (Path("/usr/include") / self.header).exists()
@@ -417,8 +417,7 @@ class Lab:
                     vector_files=base.vector_files, checksums=base.checksums, cflags=tuple(pf.cflags),
                     libs=tuple(pf.libs), language=pf.language, env=tuple(sorted(pi.env.items())),
                     peer=PeerInfo(pf.library, pf.display, pf.package, pf.header, pi.code,
-                                  tuple((t, o.package or pf.package, o.header or pf.header)
-                                        for t, o in sorted(pf.targets.items()))),
+                                  tuple((t, o.package) for t, o in sorted(pf.targets.items()) if o.package)),
                     on_targets=tuple((t, tuple(pf.cflags if o.cflags is None else o.cflags),
                                       tuple(pf.libs if o.libs is None else o.libs))
                                      for t, o in sorted(pf.targets.items())))

@@ -13,8 +13,6 @@ it becomes an error box naming the cause while the rest of the report is shown.
 
 from __future__ import annotations
 
-import math
-
 from pathlib import Path
 from typing import Callable
 
@@ -58,8 +56,8 @@ def comparison(compare_with, df: pd.DataFrame, results_dir: Path) -> dict:
     return {"present": True, "a": t.a, "b": t.b, "rows": [r.__dict__ for r in t.rows], "counts": t.counts(),
             "geomean": t.geomean, "threshold": t.threshold, "verdict_confidence": stats.VERDICT_CONFIDENCE,
             "min_effect": stats.MIN_EFFECT,
-            "shift": None if t.shift is None else {"factor": math.exp(t.shift.log), "cells": t.shift.cells,
-                                                   "half_width": stats.z_value(stats.VERDICT_CONFIDENCE) * t.shift.sd}}
+            "shift": None if t.shift is None else {"words": t.shift.words(), "cells": t.shift.cells,
+                                                   "half_width": t.shift.half_width}}
 
 
 def versions(df: pd.DataFrame) -> dict:

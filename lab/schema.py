@@ -369,7 +369,6 @@ class PeerOnTarget(Strict):
     Botan 3, not Botan 2): each key given replaces the peer file's own."""
 
     package: str | None = None
-    header: str | None = None
     cflags: list[str] | None = None
     libs: list[str] | None = None
 
@@ -385,8 +384,8 @@ class PeerFile(Strict):
     cflags: list[str] = Field(default_factory=list)
     libs: list[str] = Field(default_factory=list)
     targets: dict[str, PeerOnTarget] = Field(
-        default_factory=dict, description="Per target (targets/<name>.yaml): its package, header, cflags or libs "
-                                          "where they differ from the above.")
+        default_factory=dict, description="Per target (targets/<name>.yaml): its package, cflags or libs where "
+                                          "they differ from the above.")
     implementations: dict[str, dict[str, PeerImplementation]] = Field(
         description="Our cipher name -> implementation name (the library, or library_variant) -> facts.")
 
