@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lab import compare, results
@@ -213,6 +214,8 @@ def test_the_machines_shift_between_two_runs_comes_from_the_unchanged_cells(tmp_
 def test_no_shift_without_enough_unchanged_cells_of_one_machine(tmp_path):
     a, b = _pair(tmp_path, {"rc6": 1.04, "des": 1.04, "idea": 1.04, "mars": 1.04})  # 4 unchanged: too few
     assert compare.machine_shift(a, b) is None
+    a, b = _pair(tmp_path / "5", {"rc6": 1.04, "des": 1.04, "idea": 1.04})  # 5 unchanged: enough
+    assert compare.machine_shift(a, b).cells == compare.MIN_SHIFT_CELLS == 5
     a, b = _pair(tmp_path / "2", {"rc6": 1.04})
     assert compare.machine_shift(a, b.assign(machine="other")) is None  # two machines: not a shift
     assert compare.machine_shift(a.drop(columns=["programs"]), b) is None  # runs before the programs hash
@@ -238,10 +241,35 @@ def test_the_reports_comparison_carries_the_machines_shift(tmp_path, monkeypatch
     a, b = _pair(tmp_path, {"rc6": 1.04})
     monkeypatch.setattr(findings.results, "load", lambda run, results_dir: a)
     c = findings.comparison("A", b, tmp_path)
-    assert c["shift"]["cells"] == 7 and c["shift"]["factor"] == pytest.approx(1.02, rel=1e-3)
+    assert c["shift"]["cells"] == 7 and c["shift"]["words"] == "2.00 % slower"
     template = Path(report_py).parent / "templates" / "index.html.j2"
     line = next(ln for ln in template.read_text().splitlines()
                 if "comparison.shift" in ln)
     html = Environment().from_string(line).render(comparison=c)
     assert "B's machine 2.00 % slower than A's" in html and "7 cells were measured with the same programs" in html
     assert "machine" not in Environment().from_string(line).render(comparison={**c, "shift": None}).split("geometric")[0]
+
+
+def test_the_shift_is_the_median_cell_and_its_error_that_of_a_median(tmp_path):
+    """Cells whose machine moved unevenly (1.00 to 1.20): the shift is the median cell's, not the mean; its standard
+    error 1.2533 x the cells' robust sd (1.4826 x MAD) / sqrt(cells); and the judge widens B's within-run part by
+    that error at the figure's own confidence before the verdict's z combines both sides."""
+    from lab import stats
+    from lab.metrics import higher_is_better
+
+    a, _ = _pair(tmp_path, {})
+    f = dict(zip(CIPHERS8, (1.00, 1.01, 1.02, 1.02, 1.03, 1.05, 1.10, 1.20)))
+    by_cell = a.cipher.map(f).astype(float)
+    b = a.assign(estimate=a.estimate.where([higher_is_better(m) for m in a.metric], a.estimate * by_cell)
+                 .where([not higher_is_better(m) for m in a.metric], a.estimate / by_cell))
+    s = compare.machine_shift(a, b)
+    logs = np.log(sorted(f.values()))
+    med = (logs[3] + logs[4]) / 2
+    assert s.cells == 8 and s.log == pytest.approx(med, rel=1e-9)  # the mean would be 0.0545, not 0.0246
+    mad = np.median(np.abs(logs - med))
+    assert s.sd == pytest.approx(1.2533 * 1.4826 * mad / math.sqrt(8), rel=1e-9)
+    row = a[a.cell.str.startswith("des/") & (a.metric == "encrypt_speed")].iloc[0]
+    j = compare.judge(compare.side(row), compare.side(row), True, shift=compare.Shift(0.0, 0.02, 8))
+    z95, z99 = stats.z_value(0.95), stats.z_value(stats.VERDICT_CONFIDENCE)
+    sa, sb = 0.005 / z95, math.hypot(0.005, z95 * 0.02) / z95
+    assert j.speedup == pytest.approx(1.0) and j.ci_high == pytest.approx(math.exp(z99 * math.hypot(sa, sb)), rel=1e-9)
