@@ -15,6 +15,7 @@ import os
 import sys
 import traceback
 import warnings
+from dataclasses import replace
 from typing import Any, Callable
 
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError
@@ -83,12 +84,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
 
 
+def _literal(help_text: str | None) -> str | None:
+    """A help text as argparse shows it literally: its own '%' (as in "3 % slower") is not a format."""
+    return help_text.replace("%", "%%") if help_text else help_text
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m lab", description="cipherlab: build, verify and measure block ciphers")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     for cmd in COMMANDS:
-        sp = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        sp = sub.add_parser(cmd.name, help=_literal(cmd.help), description=_literal(cmd.help))
         for o in cmd.options:
+            o = replace(o, help=_literal(o.help))
             if o.positional:
                 sp.add_argument(o.name, help=o.help, nargs=o.nargs)
             elif o.kind == "flag":

@@ -285,3 +285,15 @@ def test_the_run_options_are_one_table_the_request_is_built_and_resumed_from():
     assert (old.icount, old.timeout, old.hosts) == (False, 5, None)
     with pytest.raises(UsageError, match=r"^option --jobs: needs a positive number$"):
         RunRequest.from_options(jobs=0)
+
+
+def test_every_help_text_is_printed_as_written_a_percent_sign_too():
+    """argparse formats help texts with %: "made 3 % slower" once printed a dict of argparse's internals."""
+    from lab.commandtable import COMMANDS
+
+    cmd = next(c for c in COMMANDS if any("%" in (o.help or "") for o in c.options))
+    out = subprocess.run([sys.executable, "-m", "lab", cmd.name, "--help"], cwd=ROOT, capture_output=True,
+                         text=True, env={**os.environ, "COLUMNS": "400"}).stdout
+    for o in cmd.options:
+        assert " ".join((o.help or "").split()) in " ".join(out.split()), o.name
+    assert "option_strings" not in out
