@@ -93,7 +93,7 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m lab", description="cipherlab: build, verify and measure block ciphers")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     for cmd in COMMANDS:
-        sp = sub.add_parser(cmd.name, help=_literal(cmd.help), description=_literal(cmd.help))
+        sp = sub.add_parser(cmd.name, help=_literal(cmd.help), description=cmd.help)  # a description is not a format
         for o in cmd.options:
             o = replace(o, help=_literal(o.help))
             if o.positional:

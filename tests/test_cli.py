@@ -296,4 +296,5 @@ def test_every_help_text_is_printed_as_written_a_percent_sign_too():
                          text=True, env={**os.environ, "COLUMNS": "400"}).stdout
     for o in cmd.options:
         assert " ".join((o.help or "").split()) in " ".join(out.split()), o.name
-    assert "option_strings" not in out
+    assert "option_strings" not in out and "%%" not in out
+    assert " ".join(cmd.help.split()) in " ".join(out.split())  # the description too
