@@ -35,6 +35,7 @@ class Noise:
     quantities: int  # quantity differences it rests on
     measured: str  # when (UTC, ISO)
     cpu: str  # the machine's CPU model when it was measured
+    within_scale: float = 1.0  # the share of the within-run part the pairs need (stats.fit_within_scale; older: 1)
 
 
 def path(results_dir: Path, machine: str) -> Path:
@@ -58,41 +59,58 @@ def store(results_dir: Path, machine: str, noise: Noise) -> Path:
 
 def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The timed quantities both runs measured with a run-to-run interval (estimator trimmed), one row each: the log
-    ratio of the two estimates, the within-run sds combined (s_within) and the whole intervals' (s_total)."""
+    ratio of the two estimates, the within-run sds combined with the speed factors' (s_within) and the whole
+    intervals' (s_total)."""
     def sel(d: pd.DataFrame) -> pd.DataFrame:
         d = d[(d.status == Status.OK) & (d.estimator == "trimmed") & d.metric.isin(TIMED)
               & ~d.below_resolution.astype(bool)]
-        return d[KEYS + ["estimate", "precision", "within", "confidence"]]
+        # the within-run part as the processes show it, before any calibration of it (what a fit starts from)
+        scale = d["within_scale"].astype(float).fillna(1.0) if "within_scale" in d else 1.0
+        d = d.assign(speed_se=d["speed_se"].astype(float).fillna(0.0) if "speed_se" in d else 0.0,
+                     within=d["within"].astype(float) / scale)
+        return d[KEYS + ["estimate", "precision", "within", "confidence", "speed_se"]]
     m = sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
     z = m.confidence_a.map(lambda c: stats.z_value(float(c)))
+    # what a run shows of itself: its processes' spread and its speed factor's uncertainty (lab/speed.py)
+    shown = np.sqrt(m.within_a.astype(float) ** 2 + m.within_b.astype(float) ** 2
+                    + (z * m.speed_se_a) ** 2 + (z * m.speed_se_b) ** 2)
     m = m.assign(log_ratio=np.log(m.estimate_b.astype(float) / m.estimate_a.astype(float)),
-                 s_within=np.hypot(m.within_a.astype(float), m.within_b.astype(float)) / z,
+                 s_within=shown / z,
                  s_total=np.hypot(m.precision_a.astype(float), m.precision_b.astype(float)) / z)
     return m[np.isfinite(m.log_ratio)]
 
 
 def fit(pairs: list[pd.DataFrame], cpu: str, confidence: float = 0.95) -> Noise:
-    """The run-to-run noise that makes the pairs' intervals hold `confidence` of their differences."""
+    """The run-to-run noise that makes the pairs' intervals hold `confidence` of their differences, or, where the
+    within-run parts alone hold more than that, the share of them that does (within_scale, run noise 0)."""
     d = pd.concat(pairs, ignore_index=True)
     if d.empty:
         raise ValueError("no quantity was measured with a run-to-run interval in both runs of any pair")
-    value = stats.fit_run_noise(d.log_ratio, d.s_within, confidence)
+    scale = stats.fit_within_scale(d.log_ratio, d.s_within, confidence)
+    value = stats.fit_run_noise(d.log_ratio, d.s_within, confidence) if scale >= 1 else 0.0
     return Noise(round(value, 5), len(pairs), int(len(d)), datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                 cpu)
+                 cpu, round(scale, 4))
 
 
-def with_noise(df: pd.DataFrame, run_noise: float) -> pd.DataFrame:
+def with_noise(df: pd.DataFrame, run_noise: float, within_scale: float = 1.0) -> pd.DataFrame:
     """A run's rows as they would be had the run taken `run_noise`: every trimmed figure's interval rebuilt from
-    its within-run part and that noise (stats.run_to_run's sum of variances; symmetric about the estimate)."""
+    its within-run part, that noise and its speed factor's uncertainty (stats.run_to_run's sum of variances;
+    symmetric about the estimate)."""
     t = (df.estimator == "trimmed") & df.within.notna() & df.estimate.notna()
     if not t.any():
         return df
     z = df.loc[t, "confidence"].map(lambda c: stats.z_value(float(c)))
-    h = np.hypot(df.loc[t, "within"].astype(float), z * run_noise)
+    se = df.loc[t, "speed_se"].astype(float).fillna(0.0) if "speed_se" in df else 0.0
+    old = df.loc[t, "within_scale"].astype(float).fillna(1.0) if "within_scale" in df else 1.0
+    within = df.loc[t, "within"].astype(float) / old * within_scale
+    h = np.sqrt(within ** 2 + (z * run_noise) ** 2 + (z * se) ** 2)
     out = df.copy()
     est = out.loc[t, "estimate"].astype(float)
     out.loc[t, "ci_low"], out.loc[t, "ci_high"] = est * (1 - h), est * (1 + h)
     out.loc[t, "precision"], out.loc[t, "run_noise"] = h, run_noise
+    out.loc[t, "within"] = within
+    if "within_scale" in out or within_scale != 1.0:
+        out.loc[t, "within_scale"] = within_scale
     return out
 
 

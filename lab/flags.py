@@ -204,7 +204,7 @@ class Race:
     def estimate(self, e: Entry) -> stats.Estimate:
         s = e.samples
         return headline(s.timing_quantity(self.quantity, self.key_size), s.cell.sampling.estimator,
-                        s.cell.sampling.confidence, s.run_noise)
+                        s.cell.sampling.confidence, s.run_noise, s.within_scale)
 
     def costs(self, e: Entry) -> list[float]:
         return e.samples.timing_quantity(self.quantity, self.key_size).per_process

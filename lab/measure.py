@@ -135,6 +135,7 @@ class CellSamples:
     stopped: str | None = None
     timing_only: bool = False  # the flag race and bisection decide on speeds: no cycles program
     noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's prior
+    within_scale: float = 1.0  # the machine's learnt calibration of the within-run part (lab.calibration)
 
     @property
     def counts_cycles(self) -> bool:
@@ -166,7 +167,7 @@ class CellSamples:
         """The largest relative half-width among the cell's quantities (the overhead excepted)."""
         s = self.cell.sampling
         return worst_precision(self.quantities() if qs is None else qs, s.estimator, s.confidence,
-                               run_noise=self.run_noise)
+                               run_noise=self.run_noise, within_scale=self.within_scale)
 
     def decide(self) -> str | None:
         """Why to stop now, or None to take another process: every quantity settled (its interval meets the
@@ -177,7 +178,8 @@ class CellSamples:
         if self.cell.target.emulated:
             return "emulated" if p >= s.emulated_processes else None
         if p >= s.min_processes:
-            if all_settled(self.quantities(), s.estimator, s.confidence, s.precision, self.run_noise):
+            if all_settled(self.quantities(), s.estimator, s.confidence, s.precision, self.run_noise,
+                           self.within_scale):
                 return "precision"
             if p >= s.max_processes:
                 return "max_processes"
@@ -191,7 +193,8 @@ class CellSamples:
         return {"timer": "java-nanotime" if self.cell.jvm else "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
                 "counter": first["counter"] if first else None, "unit": first["unit"] if first else None,
                 "timing": self.timing, "cycles": self.cycles, "estimator": s.estimator, "confidence": s.confidence,
-                "precision_target": s.precision, "run_noise": self.run_noise, "stopped": self.stopped or "budget",
+                "precision_target": s.precision, "run_noise": self.run_noise, "within_scale": self.within_scale,
+                "stopped": self.stopped or "budget",
                 "seconds": round(self.seconds, 3), "cpu": cpu,
                 "system": {"steal_seconds": round(self.steal, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                            "steal_fraction": round(self.steal / self.cpu_seconds, 4) if self.cpu_seconds else 0.0,

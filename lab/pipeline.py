@@ -115,6 +115,7 @@ class Stages:
     ct_dir: Path | None = None  # the trace plugin's output files
     dudect_measurements: int = DUDECT_MEASUREMENTS
     run_noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's
+    within_scale: float = 1.0  # the machine's learnt calibration of the within-run part (lab.calibration)
     memo_dir: Path | None = None  # counts, verdicts and evidence remembered per binary (lab/memo.py)
 
 
@@ -378,7 +379,7 @@ class CellPipeline:
             on_final(f)
 
         todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"),
-                            noise=self.stages.run_noise) for p in items]
+                            noise=self.stages.run_noise, within_scale=self.stages.within_scale) for p in items]
         with self.backend.timing_lock(self.stages.run_id, wait=self.stages.wait, say=self.say):
             Measurer(self.backend, cpu, done, on_process).measure(todo)
 

@@ -13,7 +13,7 @@ stopping rule judges exactly the numbers the report shows.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -45,13 +45,21 @@ class Quantity:
         return (self.metric, self.key_size, self.n_blocks)
 
 
-def headline(q: Quantity, estimator: str, confidence: float, run_noise: float = 0.0) -> stats.Estimate:
+def at_reference_speed(q: Quantity, factor: float) -> Quantity:
+    """q as the machine would have measured it at its reference speed (lab/speed.py): every cost divided by
+    `factor` (how much slower the run was), a counter step too; the gauge pairs are ratios and stay."""
+    return replace(q, per_process=[v / factor for v in q.per_process], samples=[v / factor for v in q.samples],
+                   resolution=q.resolution / factor if q.resolution else q.resolution)
+
+
+def headline(q: Quantity, estimator: str, confidence: float, run_noise: float = 0.0,
+             within_scale: float = 1.0) -> stats.Estimate:
     """The headline estimate the report shows for q, with its interval: the estimator over the per-process
     costs, turned into a rate for speeds.  The stop rule judges the precision of exactly this estimate (a rate's
     relative half-width differs from its cost's: the inversion makes the interval asymmetric).  trimmed's
     interval is run-to-run: it takes the machine's `run_noise` and the counter's resolution (stats.run_to_run)."""
     return _as_reported(q, stats.estimate(q.per_process, estimator, confidence, run_noise=run_noise,
-                                          resolution=q.resolution or 0.0))
+                                          resolution=q.resolution or 0.0, within_scale=within_scale))
 
 
 NOISE_FLOOR = 0.5  # the stop rule's "more processes no longer help": the within-run half-width at most this share
@@ -179,12 +187,14 @@ def _judged(qs: list[Quantity]) -> list[Quantity]:
 
 
 def worst_precision(qs: list[Quantity], estimator: str, confidence: float, empty: float = 0.0,
-                    run_noise: float = 0.0) -> float:
+                    run_noise: float = 0.0, within_scale: float = 1.0) -> float:
     """The largest relative half-width of the headline estimates among `qs` (_judged).  `empty` when none."""
-    widths = [headline(q, estimator, confidence, run_noise).precision for q in _judged(qs)]
+    widths = [headline(q, estimator, confidence, run_noise, within_scale).precision for q in _judged(qs)]
     return max(widths) if widths else empty
 
 
-def all_settled(qs: list[Quantity], estimator: str, confidence: float, target: float, run_noise: float) -> bool:
+def all_settled(qs: list[Quantity], estimator: str, confidence: float, target: float, run_noise: float,
+                within_scale: float = 1.0) -> bool:
     """What the stop rule of a cell judges: every quantity (_judged) settled."""
-    return all(settled(headline(q, estimator, confidence, run_noise), target, run_noise) for q in _judged(qs))
+    return all(settled(headline(q, estimator, confidence, run_noise, within_scale), target, run_noise)
+               for q in _judged(qs))

@@ -31,10 +31,10 @@ from typing import Any, Iterable, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from . import metrics, stats
+from . import metrics, speed, stats
 from .errors import RunError, UserError
 from .models import STATUSES, CtVerdict, FlagSearch, Gauge, Status
-from .quantities import Quantity, cycle_quantities, gauge_relative, headline, timing_quantities
+from .quantities import Quantity, at_reference_speed, cycle_quantities, gauge_relative, headline, timing_quantities
 
 FORMAT = "cipherlab-results"
 VERSION = 2
@@ -116,6 +116,7 @@ class Measurement(Model):
     confidence: float
     precision_target: float | None
     run_noise: float = 0.0  # the machine's run-to-run noise the trimmed estimator's intervals took (0: older runs)
+    within_scale: float = 1.0  # the machine's calibration of the within-run part the intervals took (lab.calibration)
     stopped: Literal["precision", "max_processes", "budget", "emulated", "single"]
     seconds: float
     cpu: int | None
@@ -214,6 +215,7 @@ class RunMeta(Model):
     lab_version: str = ""
     tag: str = ""
     options: dict[str, Any] = {}
+    speed_reference: dict[str, float] = {}  # each gauge group's reference gauge (lab/speed.py); {}: raw figures
 
 
 COLUMNS = {
@@ -254,6 +256,13 @@ COLUMNS = {
     "within": "trimmed: the relative half-width of the interval's within-run part alone (processes, counter "
               "steps); the rest is the machine's run-to-run noise (run_noise)",
     "run_noise": "the machine's run-to-run noise (relative sd) the interval took (lab.calibration)",
+    "speed_factor": "how much slower than its reference run the machine ran in this run, by the gauges of the "
+                    "cell's gauge group (lab/speed.py); the timed figures (estimate, interval, NIST's value) are at "
+                    "the reference speed: costs divided by it, speeds multiplied; NaN: raw figures (no reference)",
+    "within_scale": "the machine's calibration of the within-run part the interval took (lab.calibration; 1: "
+                    "the Tukey-McLaughlin half-width as it is)",
+    "speed_se": "the speed factor's relative standard error (its run gauge's); the interval takes it beside "
+                "run_noise",
     "precision_target": "the profile's target relative half-width",
     "precision_met": "True when precision <= precision_target",
     "below_resolution": "True when the quantity is indistinguishable from the empty-call overhead",
@@ -640,21 +649,22 @@ def ct_columns(v: CtVerdict | None) -> dict:
 def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
     return {**base, "metric": metric, "unit": unit, "estimate": value, "ci_low": value, "ci_high": value,
             "estimator": "fact", "confidence": None, "processes": None, "precision": 0.0, "precision_target": None, "precision_met": True,
-            "within": math.nan, "run_noise": None,
+            "within": math.nan, "run_noise": None, "within_scale": None,
             "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
             "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None,
-            "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan}
+            "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan,
+            "speed_factor": math.nan, "speed_se": math.nan}
 
 
 def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | None, target: float | None,
-                 run_noise: float = 0.0) -> dict:
+                 run_noise: float = 0.0, within_scale: float = 1.0) -> dict:
     """One measured quantity as a row: headline estimate + interval, NIST's value, spread.  `estimator` "exact"
     is an instruction count (one process, the smallest count; no precision target)."""
     exact = estimator == "exact"
     if exact:  # the smallest count; an exact count has no interval and no confidence level
         est = stats.Estimate(min(q.per_process), math.nan, math.nan, "exact", len(q.per_process), None)
     else:  # the headline: the same estimate the stop rule judged (a rate for speeds)
-        est = headline(q, estimator, confidence, run_noise)
+        est = headline(q, estimator, confidence, run_noise, within_scale)
     nist = stats.nist_summary(q.samples)
     value, med, mn, mx, sd = nist.value, nist.median, nist.minimum, nist.maximum, nist.std
     # a cost within one counter step of the empty call's has no value to show, only a bound: lab.quantities marks
@@ -670,9 +680,10 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
            "estimator": est.estimator, "confidence": est.confidence, "processes": est.processes,
            "precision": 0.0 if exact else est.precision, "precision_target": None if exact else target,
            "within": est.within, "run_noise": None if exact else run_noise,
+           "within_scale": None if exact else within_scale,
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
-           "counter": q.counter, "per_process": list(q.per_process)}
+           "counter": q.counter, "per_process": list(q.per_process), "speed_factor": math.nan, "speed_se": math.nan}
     g = None if exact or below else gauge_relative(q, confidence)
     row.update(gauge_relative=g.estimate if g else math.nan, gauge_relative_low=g.ci_low if g else math.nan,
                gauge_relative_high=g.ci_high if g else math.nan)
@@ -683,6 +694,11 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
 
 
 def measured_quantities(c: CellRecord) -> list[Quantity]:
+    return [q for qs, _ in _by_program(c) for q in qs]
+
+
+def _by_program(c: CellRecord) -> list[tuple[list[Quantity], list]]:
+    """A cell's measured quantities, timing's and cycles', each with the processes they came from."""
     m = c.measurement
     if m is None:
         return []
@@ -691,7 +707,13 @@ def measured_quantities(c: CellRecord) -> list[Quantity]:
                            gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.timing])
     cq = cycle_quantities([[o.model_dump() for o in p.ops] for p in m.cycles],
                           gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.cycles])
-    return tq + cq
+    return [(tq, list(m.timing)), (cq, list(m.cycles))]
+
+
+def _factor(c: CellRecord, processes: list, factors: dict[str, speed.Factor]) -> speed.Factor | None:
+    """The speed factor of the gauge group these processes of c belong to (None: no gauge or no reference)."""
+    units = {p.gauge.unit for p in processes if p.gauge is not None}
+    return factors.get(speed.group(c, units.pop())) if len(units) == 1 else None
 
 
 def sterbenz_lipp_quantities(ops: list[SterbenzLippOp], block_bits: int) -> list[Quantity]:
@@ -709,8 +731,9 @@ def sterbenz_lipp_quantities(ops: list[SterbenzLippOp], block_bits: int) -> list
     return out
 
 
-def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
-    """All measured quantities and facts of one cell record."""
+def cell_rows(meta: RunMeta, c: CellRecord, factors: dict[str, speed.Factor] | None = None) -> list[dict]:
+    """All measured quantities and facts of one cell record; the timed ones at the machine's reference speed
+    where `factors` (lab/speed.py: its run's, by gauge group) has the cell's group."""
     base = _base(meta, c)
     rows: list[dict] = []
     if c.impl_facts:
@@ -724,8 +747,17 @@ def cell_rows(meta: RunMeta, c: CellRecord) -> list[dict]:
         rows.append(_fact_row(base, "kat_failed", "records", c.kat.failed))
     m = c.measurement
     if m is not None:
-        for q in measured_quantities(c):
-            rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target, m.run_noise))
+        for qs, processes in _by_program(c):
+            f = _factor(c, processes, factors or {})
+            for q in qs:
+                if f is None:
+                    rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target, m.run_noise,
+                                             m.within_scale))
+                    continue
+                # the run gauge's own uncertainty joins the run-to-run part of the interval
+                rows.append({**quantity_row(base, at_reference_speed(q, f.value), m.estimator, m.confidence,
+                                            m.precision_target, math.hypot(m.run_noise, f.rel_se), m.within_scale),
+                             "run_noise": m.run_noise, "speed_factor": f.value, "speed_se": f.rel_se})
     if c.java is not None and c.java.sterbenz_lipp:
         for q in sterbenz_lipp_quantities(c.java.sterbenz_lipp, c.block_bits):
             rows.append(quantity_row(base, q, m.estimator if m else "min", m.confidence if m else 0.95, None))
@@ -763,10 +795,11 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
 def computed_rows(run_dir: Path) -> pd.DataFrame:
     """A run's tidy table computed from its raw samples (what the index stores)."""
     meta, cells = read_run(run_dir)
-    rows = [r for c in cells for r in cell_rows(meta, c)]
+    factors = speed.factors(speed.run_gauges(cells), meta.speed_reference)
+    rows = [r for c in cells for r in cell_rows(meta, c, factors)]
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     for col in ("n_blocks", "key_size", "bound", "precision_target", "within", "run_noise", "confidence", "processes", "gauge_relative",
-                "gauge_relative_low", "gauge_relative_high"):
+                "gauge_relative_low", "gauge_relative_high", "speed_factor", "speed_se", "within_scale"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     return df
 

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .models import FAILED, Status
-from . import __version__, calibration, java, memo, system
+from . import __version__, calibration, java, memo, speed, system
 from .backends import Backend
 from .build import Builder
 from .buildplan import compiler
 from .compilers import package_build
 from .config import Lab
-from .errors import RunError, UsageError
+from .errors import RunError, UsageError, UserError
 from .pipeline import PROGRAMS, CellPipeline, Final, Stages, make_backend
 from .plan import Cell, expand, narrowed
 from .progress import Progress
@@ -312,7 +312,7 @@ def _machine_run(lab: Lab, req: RunRequest, m, host: str | None, cells_h: list[C
     stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
                     counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
                     wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct",
-                    run_noise=_learned_noise(results_dir, machine, say), memo_dir=gbuild / "memo")
+                    memo_dir=gbuild / "memo", **_learned_noise(results_dir, machine, say))
     g = MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note), writer, cells_h,
                    [c for c in cells_h if c.id not in recorded], cpu, ui, m.backend, m.engine)
     g.counts.update(c.status for c in read_run(writer.dir)[1])
@@ -328,10 +328,23 @@ def _close(groups: list[MachineRun], before, say) -> None:
         try:
             g.writer.close(g.status, status_counts=dict(g.counts), stage_seconds=g.stage_seconds,
                            system={**g.writer.meta.system, **after.since(before)},
-                           tsc_hz_measured=_tsc_rate(g.writer.dir))
+                           tsc_hz_measured=_tsc_rate(g.writer.dir), speed_reference=_speed_reference(g, say))
         except RunError as e:
             say(f"error: {e}")
         g.backend.close()
+
+
+def _speed_reference(g: MachineRun, say) -> dict[str, float]:
+    """The run's gauge groups' references (lab/speed.py): the machine's, or this run's own gauges where the
+    machine has none yet (they become its references)."""
+    meta = g.writer.meta
+    try:
+        gauges = speed.run_gauges(read_run(g.writer.dir)[1])
+        return speed.settle(g.writer.dir.parent.parent, g.machine, str(meta.machine.get("cpu_model", "unknown")),
+                            gauges, meta.speed_reference)
+    except (OSError, RunError, UserError) as e:
+        say(f"warning: this run's figures stay at the speed it ran at (no reference speed): {e}")
+        return meta.speed_reference
 
 
 def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[str], None] = print) -> RunOutcome:
@@ -409,13 +422,16 @@ def _toolchain_targets(cells: list[Cell]) -> list[tuple]:
     return list(out.values())
 
 
-def _learned_noise(results_dir: Path, machine: str, say) -> float | None:
-    """This machine's run-to-run noise as last calibrated (``invoke bench.aa``), or None: the profile's prior."""
+def _learned_noise(results_dir: Path, machine: str, say) -> dict:
+    """This machine's run-to-run noise and within-run scale as last calibrated (``invoke bench.aa``), as the
+    stages take them; {} (the profile's prior noise, the within-run part as it is) when never calibrated."""
     n = calibration.learned(results_dir, machine)
-    if n is not None:
-        say(f"run-to-run noise of {machine}: {100 * n.run_noise:.2f} % (calibrated {n.measured[:10]} from {n.pairs} "
-            "A/A pairs)")
-    return None if n is None else n.run_noise
+    if n is None:
+        return {}
+    scale = f", within-run parts x {n.within_scale:.2f}" if n.within_scale < 1 else ""
+    say(f"run-to-run noise of {machine}: {100 * n.run_noise:.2f} %{scale} (calibrated {n.measured[:10]} from "
+        f"{n.pairs} A/A pairs)")
+    return {"run_noise": n.run_noise, "within_scale": n.within_scale}
 
 
 def plan_hosts(lab: Lab, cells: list[Cell], hosts: list[str] | None, local: bool = True) -> list[Cell]:

@@ -137,21 +137,24 @@ def z_value(confidence: float) -> float:
     return float(sps.norm.ppf(0.5 + confidence / 2))
 
 
-def run_to_run(a: np.ndarray, confidence: float, run_noise: float, resolution: float) -> Estimate:
+def run_to_run(a: np.ndarray, confidence: float, run_noise: float, resolution: float,
+               within_scale: float = 1.0) -> Estimate:
     """The 20 % trimmed mean of the per-process values with its run-to-run interval: two-sided, symmetric about
     the estimate, from three half-widths added as variances: the Tukey–McLaughlin interval over processes (the
     layouts a run happened to draw: :func:`trimmed_mean`), the counter's quantisation (one step's uniform
     variance, step^2 / 12, over the n - 2g values kept) and the machine's run-to-run noise `run_noise` (a relative
     sd: the machine's speed from one run to the next, which every process of a run shares and so cannot show;
     lab.calibration learns it from A/A pairs).  ``within`` keeps the first two alone: what more processes narrow,
-    so that the stop rule does not chase the machine's noise (docs/measurement.md, "Intervals that hold")."""
+    so that the stop rule does not chase the machine's noise (docs/measurement.md, "Intervals that hold").
+    `within_scale` is the machine's calibration of that part (lab.calibration: at most 1, learnt from A/A pairs
+    where the Tukey–McLaughlin half-width over a few processes is wider than the runs' differences need)."""
     tm = trimmed_mean(a, confidence)
     point = tm.estimate
     if a.size < 2:
         return Estimate(point, math.nan, math.nan, "trimmed", int(a.size), confidence)
     z = z_value(confidence)
     kept = a.size - 2 * int(TRIM * a.size)
-    hw_w = math.hypot(tm.ci_high - point, z * resolution / math.sqrt(12 * kept))
+    hw_w = within_scale * math.hypot(tm.ci_high - point, z * resolution / math.sqrt(12 * kept))
     hw = math.hypot(hw_w, z * run_noise * point)
     within = hw_w / point if point > 0 else math.inf
     return Estimate(point, point - hw, point + hw, "trimmed", int(a.size), confidence, within)
@@ -164,12 +167,12 @@ def point(per_process: Sequence[float], estimator: str = "min") -> float:
 
 
 def estimate(per_process: Sequence[float], estimator: str = "min", confidence: float = 0.95, *,
-             run_noise: float = 0.0, resolution: float = 0.0) -> Estimate:
+             run_noise: float = 0.0, resolution: float = 0.0, within_scale: float = 1.0) -> Estimate:
     """The headline estimate over per-process values (normally each process's minimum) with its interval
     (trimmed: the run-to-run interval of :func:`run_to_run`, which alone takes run_noise and resolution)."""
     a = _sorted_processes(per_process, estimator)
     if estimator == "trimmed":
-        return run_to_run(a, confidence, run_noise, resolution or 0.0)
+        return run_to_run(a, confidence, run_noise, resolution or 0.0, within_scale)
     point = _point(a, estimator)
     nan = math.nan
     if estimator == "min":
@@ -334,6 +337,20 @@ def fit_run_noise(log_ratio: Sequence[float], s_within: Sequence[float], confide
     # the sigma each quantity needs to be held; the confidence quantile of those is the answer
     need = np.sqrt(np.maximum((d / z) ** 2 - s ** 2, 0.0) / 2)
     return float(np.quantile(need, confidence))
+
+
+def fit_within_scale(log_ratio: Sequence[float], s_within: Sequence[float], confidence: float = 0.95) -> float:
+    """The share of the within-run parts that A/A pairs' differences need: the k (at most 1) such that exactly
+    1 - confidence of them fall beyond z * k * s_within.  Below 1 when the runs' processes show more spread than
+    their figures have from one run to the next (the Tukey-McLaughlin interval's t over a few processes, and the
+    machine's drift within a run that its reference speed takes out: docs/measurement.md); 1 when the within-run
+    parts alone do not hold them (the run-to-run noise is fitted then: fit_run_noise)."""
+    d = np.abs(np.asarray(log_ratio, dtype=float))
+    s = np.asarray(s_within, dtype=float)
+    ok = np.isfinite(d) & np.isfinite(s) & (s > 0)
+    if not ok.any():
+        raise ValueError("no pairs")
+    return float(min(1.0, np.quantile(d[ok] / (z_value(confidence) * s[ok]), confidence)))
 
 
 @dataclass(frozen=True)

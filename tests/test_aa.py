@@ -35,6 +35,41 @@ def test_the_fit_recovers_a_known_run_to_run_noise():
     assert stats.fit_run_noise([0.001, -0.001], [0.01, 0.01]) == 0.0  # the within parts hold them already
 
 
+def test_the_within_scale_is_fitted_where_the_within_parts_alone_hold_too_much():
+    """Pairs whose differences spread 0.6 times what their within-run sds say (runs at the machine's reference
+    speed: no run noise left): the fit says run noise 0 and within-run parts x 0.6, and intervals built with it
+    hold 95 % of fresh pairs (the whole within parts would hold 99.7 %); pairs wider than their within parts keep
+    the scale 1 and get a run noise."""
+    rng = np.random.default_rng(11)
+    n, s_w = 4000, 0.005
+    d = rng.normal(0, 0.6 * s_w, n)
+    s_within = np.full(n, s_w)
+    assert stats.fit_within_scale(d, s_within) == pytest.approx(0.6, rel=0.06)
+    pair = pd.DataFrame({"log_ratio": d, "s_within": s_within})
+    fit = calibration.fit([pair], "cpu")
+    assert fit.run_noise == 0.0 and fit.within_scale == pytest.approx(0.6, rel=0.06)
+    fresh = rng.normal(0, 0.6 * s_w, n)
+    assert stats.coverage(fresh, s_within)["beyond"] < 0.01
+    c = stats.coverage(fresh, fit.within_scale * s_within)
+    assert 0.04 <= c["beyond"] <= 0.06 and 0.93 <= c["sd_z"] <= 1.07
+    wide = calibration.fit([pd.DataFrame({"log_ratio": rng.normal(0, 2 * s_w, n), "s_within": s_within})], "cpu")
+    assert wide.within_scale == 1.0 and wide.run_noise > 0.005
+
+
+def test_a_within_scale_narrows_the_within_part_and_a_rebuild_starts_from_the_processes_own():
+    a = np.array([100.0, 101.0, 99.0, 102.0, 100.5, 98.0, 103.0, 100.0, 99.5, 101.5])
+    whole, half = stats.run_to_run(a, 0.95, 0.0, 0.0), stats.run_to_run(a, 0.95, 0.0, 0.0, within_scale=0.5)
+    assert half.estimate == whole.estimate and half.within == pytest.approx(whole.within / 2)
+    assert half.precision == pytest.approx(whole.precision / 2)
+    # rows stored with scale 0.5, rebuilt with scale 0.8: from the processes' own within part (0.004 / 0.5)
+    df = pd.DataFrame([{"estimator": "trimmed", "estimate": 1000.0, "within": 0.004, "within_scale": 0.5,
+                        "confidence": 0.95, "ci_low": 996.0, "ci_high": 1004.0, "precision": 0.004, "run_noise": 0.0}])
+    out = calibration.with_noise(df, 0.001, 0.8)
+    h = math.hypot(0.0064, stats.z_value(0.95) * 0.001)
+    assert out.within[0] == pytest.approx(0.0064) and out.within_scale[0] == 0.8
+    assert out.precision[0] == pytest.approx(h) and out.ci_high[0] == pytest.approx(1000 * (1 + h))
+
+
 def test_coverage_counts_differences_beyond_the_combined_half_widths():
     z = stats.z_value(0.95)
     c = stats.coverage([0.0, 1.0 * z, 2.5, -3.0, 0.5, 0.0], [1, 1.01, 1, 1, 1, 0])
@@ -68,7 +103,9 @@ def test_a_run_takes_the_machines_learnt_noise_and_its_intervals_widen_by_it(noi
     z = stats.z_value(0.95)
     cost = timed[timed.metric == "encrypt_per_block"].iloc[0]  # a cost: its interval symmetric about it
     hw = (cost.ci_high - cost.ci_low) / 2 / cost.estimate
-    assert hw == pytest.approx(math.hypot(cost.within, z * 0.007), rel=1e-6)
+    # the machine's first run sets its reference speed (factor 1); the run gauge's uncertainty joins the noise
+    assert cost.speed_factor == 1.0 and 0 < cost.speed_se < 0.01
+    assert hw == pytest.approx(math.sqrt(cost.within ** 2 + (z * 0.007) ** 2 + (z * cost.speed_se) ** 2), rel=1e-6)
     assert (timed.ci_low < timed.estimate).all() and (timed.estimate < timed.ci_high).all()
 
 

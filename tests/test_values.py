@@ -889,6 +889,9 @@ def test_quantity_row_from_its_definitions():
     assert all(g != g for g in gauge)  # NaN: these processes measured no machine-speed gauge (tests/test_gauge.py)
     within = row.pop("within")
     assert within != within  # NaN: only the trimmed estimator's interval has a within-run part
+    assert row.pop("within_scale") == 1.0  # a machine never calibrated takes the within-run part as it is
+    speed = [row.pop(k) for k in ("speed_factor", "speed_se")]
+    assert all(s != s for s in speed)  # NaN: a row at the speed it ran at until its run has a reference (test_speed)
     assert row.keys() == want.keys()
     for k, v in want.items():
         assert row[k] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), k

@@ -127,11 +127,12 @@ def judge(frames: list[pd.DataFrame], plant_cipher: str | None, planted: list[pd
         held = pd.concat(pairs[half:])
         # held out: compare on the second half as the next runs would see them (intervals rebuilt with the noise
         # fitted on the first half); calibrated: every pair with the noise fitted on all of them
-        doc["held_out"] = {"fitted_on_pairs": half, "run_noise": fit.run_noise,
-                           **stats.coverage(held.log_ratio, np.sqrt(held.s_within ** 2 + 2 * fit.run_noise ** 2)),
-                           **_with_noise(frames[half:], planted[half:], plant_cipher, fit.run_noise)}
-        doc["calibrated"] = {"run_noise": fit_all.run_noise,
-                             **_with_noise(frames, planted, plant_cipher, fit_all.run_noise)}
+        doc["held_out"] = {"fitted_on_pairs": half, "run_noise": fit.run_noise, "within_scale": fit.within_scale,
+                           **stats.coverage(held.log_ratio, np.sqrt((fit.within_scale * held.s_within) ** 2
+                                                                    + 2 * fit.run_noise ** 2)),
+                           **_with_noise(frames[half:], planted[half:], plant_cipher, fit)}
+        doc["calibrated"] = {"run_noise": fit_all.run_noise, "within_scale": fit_all.within_scale,
+                             **_with_noise(frames, planted, plant_cipher, fit_all)}
     doc.update(_verdict_shares(frames, planted, plant_cipher))
     return doc, fit_all
 
@@ -145,10 +146,12 @@ def _verdict_shares(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cip
     return out
 
 
-def _with_noise(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str | None, noise: float) -> dict:
-    """_verdict_shares with every run's intervals rebuilt with the run-to-run noise `noise`."""
-    return _verdict_shares([calibration.with_noise(f, noise) for f in frames],
-                           [calibration.with_noise(f, noise) for f in planted], cipher)
+def _with_noise(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str | None,
+                noise: calibration.Noise) -> dict:
+    """_verdict_shares with every run's intervals rebuilt with a fitted noise (run noise and within scale)."""
+    def rebuilt(f: pd.DataFrame) -> pd.DataFrame:
+        return calibration.with_noise(f, noise.run_noise, noise.within_scale)
+    return _verdict_shares([rebuilt(f) for f in frames], [rebuilt(f) for f in planted], cipher)
 
 
 def _planted(frames: list[pd.DataFrame], planted: list[pd.DataFrame], cipher: str) -> dict:
@@ -180,7 +183,8 @@ def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str 
     if store_noise and noise is not None:
         machine = dirs[0].parent.name
         doc["stored_noise"] = {"file": shown(calibration.store(dirs[0].parent.parent, machine, noise),
-                                             results_dir.parent), "run_noise": noise.run_noise}
+                                             results_dir.parent), "run_noise": noise.run_noise,
+                             "within_scale": noise.within_scale}
     say(format_doc(doc))
     store(lab.root, doc, "aa", out, say)
     return doc
@@ -188,6 +192,12 @@ def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str 
 
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def _fit(d: dict) -> str:
+    """A fitted noise in words: the run-to-run noise, and the within-run parts' scale where it is not 1."""
+    k = d.get("within_scale", 1.0)
+    return f"run-to-run noise {_pct(d['run_noise'])}" + (f", within-run parts x {k:.2f}" if k < 1 else "")
 
 
 def format_doc(doc: dict) -> str:
@@ -199,7 +209,7 @@ def format_doc(doc: dict) -> str:
              f"(goal {GOALS['sd_z'][0]}-{GOALS['sd_z'][1]})"]
     if "held_out" in doc:
         h = doc["held_out"]
-        lines.append(f"  run-to-run noise fitted on {h['fitted_on_pairs']} pairs: {_pct(h['run_noise'])}; on the "
+        lines.append(f"  fitted on {h['fitted_on_pairs']} pairs: {_fit(h)}; on the "
                      f"other pairs: beyond {_pct(h['beyond'])}, sd z {h['sd_z']:.2f}")
         if "aa_no_change" in h:
             line = f"    with it, compare on those pairs: A/A no change {_pct(h['aa_no_change'])}"
@@ -209,7 +219,7 @@ def format_doc(doc: dict) -> str:
             lines.append(line)
     if doc.get("calibrated"):
         c = doc["calibrated"]
-        line = (f"  with the noise fitted on all pairs ({_pct(c['run_noise'])}), compare on them: A/A no change "
+        line = (f"  fitted on all pairs ({_fit(c)}), compare on them: A/A no change "
                 f"{_pct(c['aa_no_change'])}")
         if c.get("planted"):
             line += (f"; planted: slower in {_pct(c['planted']['power'])} of {c['planted']['affected']}, others "
@@ -223,5 +233,5 @@ def format_doc(doc: dict) -> str:
                      f"{_pct(p['power'])} of {p['affected']} (goal >= {_pct(GOALS['power'])}), others changed "
                      f"{_pct(p['others_changed'])} (goal <= {_pct(GOALS['planted_others'])})")
     if doc.get("stored_noise"):
-        lines.append(f"  stored: {doc['stored_noise']['file']} (run-to-run noise {_pct(doc['stored_noise']['run_noise'])})")
+        lines.append(f"  stored: {doc['stored_noise']['file']} ({_fit(doc['stored_noise'])})")
     return "\n".join(lines)
