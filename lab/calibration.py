@@ -8,6 +8,11 @@ relative standard deviation per machine, :func:`lab.stats.fit_run_noise`, and st
 ``results/<machine>/noise.json``; every later run on that machine widens its trimmed intervals by it
 (``run_noise`` in each record).  Before the first calibration the profile's prior (``sampling.run_noise``)
 stands in: wide, so that a fresh machine's intervals err on the honest side.
+
+Since a run's figures are at the machine's reference speed (lab/speed.py) the run noise left is near 0, and the
+pairs' differences are often narrower than their within-run parts say (the Tukey-McLaughlin half-width over a
+few processes is wide); then the fit is the share of the within-run part they need (``within_scale``, at most 1),
+and the run noise 0.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class Noise:
     measured: str  # when (UTC, ISO)
     cpu: str  # the machine's CPU model when it was measured
     within_scale: float = 1.0  # the share of the within-run part the pairs need (stats.fit_within_scale; older: 1)
+    raw_run_noise: float | None = None  # the run noise of figures at the speed they ran at (Java's; older: run_noise)
 
 
 def path(results_dir: Path, machine: str) -> Path:
@@ -57,6 +63,11 @@ def store(results_dir: Path, machine: str, noise: Noise) -> Path:
     return p
 
 
+def _is_speed(metric: str) -> bool:
+    """A rate (higher is better), which a slower machine lowers; a cost it raises."""
+    return metrics.get(metric).higher_is_better
+
+
 def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The timed quantities both runs measured with a run-to-run interval (estimator trimmed), one row each: the log
     ratio of the two estimates, the within-run sds combined with the speed factors' (s_within) and the whole
@@ -68,13 +79,18 @@ def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         scale = d["within_scale"].astype(float).fillna(1.0) if "within_scale" in d else 1.0
         d = d.assign(speed_se=d["speed_se"].astype(float).fillna(0.0) if "speed_se" in d else 0.0,
                      within=d["within"].astype(float) / scale)
-        return d[KEYS + ["estimate", "precision", "within", "confidence", "speed_se"]]
+        # the figure at the speed its run ran at: a cost times its speed factor, a speed divided by it
+        f = d["speed_factor"].astype(float).fillna(1.0) if "speed_factor" in d else 1.0
+        d = d.assign(ran=d.estimate.astype(float) * np.where(d.metric.map(_is_speed), 1 / f, f))
+        return d[KEYS + ["estimate", "precision", "within", "confidence", "speed_se", "ran"]]
     m = sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
     z = m.confidence_a.map(lambda c: stats.z_value(float(c)))
     # what a run shows of itself: its processes' spread and its speed factor's uncertainty (lab/speed.py)
     shown = np.sqrt(m.within_a.astype(float) ** 2 + m.within_b.astype(float) ** 2
                     + (z * m.speed_se_a) ** 2 + (z * m.speed_se_b) ** 2)
     m = m.assign(log_ratio=np.log(m.estimate_b.astype(float) / m.estimate_a.astype(float)),
+                 raw_log_ratio=np.log(m.ran_b / m.ran_a),
+                 s_processes=np.hypot(m.within_a.astype(float), m.within_b.astype(float)) / z,
                  s_within=shown / z,
                  s_total=np.hypot(m.precision_a.astype(float), m.precision_b.astype(float)) / z)
     return m[np.isfinite(m.log_ratio)]
@@ -88,8 +104,9 @@ def fit(pairs: list[pd.DataFrame], cpu: str, confidence: float = 0.95) -> Noise:
         raise ValueError("no quantity was measured with a run-to-run interval in both runs of any pair")
     scale = stats.fit_within_scale(d.log_ratio, d.s_within, confidence)
     value = stats.fit_run_noise(d.log_ratio, d.s_within, confidence) if scale >= 1 else 0.0
+    raw = stats.fit_run_noise(d.raw_log_ratio, d.s_processes, confidence) if "raw_log_ratio" in d else value
     return Noise(round(value, 5), len(pairs), int(len(d)), datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                 cpu, round(scale, 4))
+                 cpu, round(scale, 4), round(raw, 5))
 
 
 def with_noise(df: pd.DataFrame, run_noise: float, within_scale: float = 1.0) -> pd.DataFrame:

@@ -160,8 +160,10 @@ class CellSamples:
     @property
     def run_noise(self) -> float:
         """The machine's run-to-run noise these figures' intervals take: learnt (lab.calibration) or the
-        profile's prior."""
-        return self.cell.sampling.run_noise if self.noise is None else self.noise
+        profile's prior (Java's figures are at the speed they ran at; C's at the machine's reference speed)."""
+        if self.noise is not None:
+            return self.noise
+        return self.cell.sampling.run_noise if self.cell.jvm else self.cell.sampling.reference_run_noise
 
     def worst_precision(self, qs: list[Quantity] | None = None) -> float:
         """The largest relative half-width among the cell's quantities (the overhead excepted)."""

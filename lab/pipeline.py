@@ -116,6 +116,7 @@ class Stages:
     dudect_measurements: int = DUDECT_MEASUREMENTS
     run_noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's
     within_scale: float = 1.0  # the machine's learnt calibration of the within-run part (lab.calibration)
+    raw_run_noise: float | None = None  # the same for figures at the speed they ran at (Java: no gauge)
     memo_dir: Path | None = None  # counts, verdicts and evidence remembered per binary (lab/memo.py)
 
 
@@ -361,6 +362,13 @@ class CellPipeline:
             return [x for item in pool.map(self.prepare, cells) for x in agreement.add(item)]
 
     # ---------------------------------------------------------- measure
+    def _noise(self, cell: Cell) -> dict:
+        """The learnt noise a cell's intervals take: a Java cell's figures are at the speed they ran at (no gauge),
+        a C cell's at the machine's reference speed (lab/speed.py), each with its own (lab.calibration)."""
+        if cell.jvm:
+            return {"noise": self.stages.raw_run_noise}
+        return {"noise": self.stages.run_noise, "within_scale": self.stages.within_scale}
+
     def measure(self, items: list[Prepared], cpu: int | None, on_final: Callable[[Final], None],
                 on_process: Callable[[Cell, int], None] = lambda cell, n: None) -> None:
         """Measures the cells (interleaved as their profile asks) under the machine's timing lock."""
@@ -379,7 +387,7 @@ class CellPipeline:
             on_final(f)
 
         todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"),
-                            noise=self.stages.run_noise, within_scale=self.stages.within_scale) for p in items]
+                            **self._noise(p.cell)) for p in items]
         with self.backend.timing_lock(self.stages.run_id, wait=self.stages.wait, say=self.say):
             Measurer(self.backend, cpu, done, on_process).measure(todo)
 

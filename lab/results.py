@@ -406,6 +406,17 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
             raise RunError(f"cannot write {self.dir / 'cells.jsonl'}: {e.strerror}. The cells recorded so far are "
                            f"kept; fix the disk and finish the run with --resume {self.meta.run_id}") from None
 
+    def _speed_reference(self) -> dict[str, float]:
+        """The run's gauge groups' references (lab/speed.py): those it carries, the machine's, or this run's own
+        gauges where the machine has none yet (they become its references).  Unreadable: the ones it carries
+        (its figures stay at the speed it ran at where it has none)."""
+        try:
+            gauges = speed.run_gauges(read_run(self.dir)[1])
+            return speed.settle(self.dir.parent.parent, self.meta.machine_id,
+                                str(self.meta.machine.get("cpu_model", "unknown")), gauges, self.meta.speed_reference)
+        except (OSError, RunError, UserError, ValueError):
+            return self.meta.speed_reference
+
     def close(self, status: str = "finished", **extra) -> None:
         if self._cells is not None:
             try:
@@ -416,6 +427,7 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
         self.meta = self.meta.model_copy(update={"status": status, **extra})
         if status == "finished":
             self.meta.finished = now_iso()
+        self.meta.speed_reference = self._speed_reference()
         self.write_meta()
         if status == "finished":  # its tidy table, so that loading it recomputes nothing (derived: best effort)
             try:

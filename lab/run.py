@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .models import FAILED, Status
-from . import __version__, calibration, java, memo, speed, system
+from . import __version__, calibration, java, memo, system
 from .backends import Backend
 from .build import Builder
 from .buildplan import compiler
 from .compilers import package_build
 from .config import Lab
-from .errors import RunError, UsageError, UserError
+from .errors import RunError, UsageError
 from .pipeline import PROGRAMS, CellPipeline, Final, Stages, make_backend
 from .plan import Cell, expand, narrowed
 from .progress import Progress
@@ -328,23 +328,10 @@ def _close(groups: list[MachineRun], before, say) -> None:
         try:
             g.writer.close(g.status, status_counts=dict(g.counts), stage_seconds=g.stage_seconds,
                            system={**g.writer.meta.system, **after.since(before)},
-                           tsc_hz_measured=_tsc_rate(g.writer.dir), speed_reference=_speed_reference(g, say))
+                           tsc_hz_measured=_tsc_rate(g.writer.dir))
         except RunError as e:
             say(f"error: {e}")
         g.backend.close()
-
-
-def _speed_reference(g: MachineRun, say) -> dict[str, float]:
-    """The run's gauge groups' references (lab/speed.py): the machine's, or this run's own gauges where the
-    machine has none yet (they become its references)."""
-    meta = g.writer.meta
-    try:
-        gauges = speed.run_gauges(read_run(g.writer.dir)[1])
-        return speed.settle(g.writer.dir.parent.parent, g.machine, str(meta.machine.get("cpu_model", "unknown")),
-                            gauges, meta.speed_reference)
-    except (OSError, RunError, UserError) as e:
-        say(f"warning: this run's figures stay at the speed it ran at (no reference speed): {e}")
-        return meta.speed_reference
 
 
 def run(lab: Lab, req: RunRequest, ui: Progress | None = None, say: Callable[[str], None] = print) -> RunOutcome:
@@ -431,7 +418,8 @@ def _learned_noise(results_dir: Path, machine: str, say) -> dict:
     scale = f", within-run parts x {n.within_scale:.2f}" if n.within_scale < 1 else ""
     say(f"run-to-run noise of {machine}: {100 * n.run_noise:.2f} %{scale} (calibrated {n.measured[:10]} from "
         f"{n.pairs} A/A pairs)")
-    return {"run_noise": n.run_noise, "within_scale": n.within_scale}
+    return {"run_noise": n.run_noise, "within_scale": n.within_scale,
+            "raw_run_noise": n.run_noise if n.raw_run_noise is None else n.raw_run_noise}
 
 
 def plan_hosts(lab: Lab, cells: list[Cell], hosts: list[str] | None, local: bool = True) -> list[Cell]:

@@ -213,6 +213,12 @@ class Sampling(Strict):
                                       "between two runs) assumed until the lab has learnt this machine's own from "
                                       "A/A pairs (invoke bench.aa; results/<machine>/noise.json): it widens every "
                                       "trimmed estimator's interval, so that it covers the next run (docs/measurement.md).")
+    reference_run_noise: float = Field(
+        0.003, ge=0, lt=1, description="The same prior for figures given at the machine's reference speed (C and "
+                                       "C++ cells, whose processes time the machine-speed gauge: lab/speed.py "
+                                       "takes the machine's drift between runs out of them; on A/A pairs of the "
+                                       "AMD kind what is left fitted to 0, docs/measurement.md). Java cells keep "
+                                       "run_noise.")
     interleave: int = Field(
         0, ge=0, description="Cells measured together, one process each in turn (0: every cell of the run, so that "
                              "each cell's processes spread over the whole measuring time and the machine's drift "

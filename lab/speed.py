@@ -86,9 +86,10 @@ class Factor:
 
 
 def factors(gauges: dict[str, RunGauge], references: dict[str, float]) -> dict[str, Factor]:
-    """The factor of every group that has both a run gauge and a reference."""
-    return {g: Factor(r.gauge / references[g], r.rel_se) for g, r in gauges.items()
-            if references.get(g, 0) > 0}
+    """The factor of every group that has both a run gauge and a reference.  The reference run itself: 1 with
+    no uncertainty (its figures define the reference speed; nothing of them was corrected)."""
+    return {g: Factor(r.gauge / references[g], 0.0 if r.gauge == references[g] else r.rel_se)
+            for g, r in gauges.items() if references.get(g, 0) > 0}
 
 
 # ------------------------------------------------------------ the machine's references

@@ -312,14 +312,16 @@ def compare_estimates(a: Estimate, b: Estimate, confidence: float = VERDICT_CONF
 def coverage(log_ratio: Sequence[float], s_combined: Sequence[float], confidence: float = 0.95) -> dict:
     """How well intervals hold two runs' differences: z = log(b / a) / s, where s is the two figures' relative
     standard deviations combined (sqrt(s_a^2 + s_b^2)); the share of |z| beyond the confidence level's quantile
-    (honest: 1 - confidence) and the standard deviation of z (honest: about 1).  A difference between two
+    (honest: 1 - confidence), the standard deviation of z (honest: about 1) and its robust twin, 1.4826 x the
+    median absolute deviation (a few whole cells that changed mode between runs move the sd, not it).  A difference between two
     zero-width intervals is beyond (infinite z)."""
     d, s = np.asarray(log_ratio, dtype=float), np.asarray(s_combined, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(s > 0, d / s, np.where(d == 0, 0.0, np.inf))
     finite = z[np.isfinite(z)]
+    robust = 1.4826 * float(np.median(np.abs(finite - np.median(finite)))) if finite.size > 1 else math.nan
     return {"quantities": int(z.size), "beyond": float(np.mean(np.abs(z) > z_value(confidence))) if z.size else math.nan,
-            "sd_z": float(np.std(finite, ddof=1)) if finite.size > 1 else math.nan}
+            "sd_z": float(np.std(finite, ddof=1)) if finite.size > 1 else math.nan, "robust_sd_z": robust}
 
 
 def fit_run_noise(log_ratio: Sequence[float], s_within: Sequence[float], confidence: float = 0.95) -> float:

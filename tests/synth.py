@@ -87,7 +87,9 @@ def toolchain_facts(cc: str = "gcc", reference_tables: list[str] | None = None) 
 
 
 def write_run(results_dir: Path, cells: list[dict], *, toolchains: dict | None = None, planned: int | None = None,
-              status: str = "finished", system: dict | None = None) -> Path:
+              status: str = "finished", system: dict | None = None, reference_speed: bool = True) -> Path:
+    """A run folder of these cells, closed as the lab closes one (its gauge groups' references settled:
+    lab/speed.py); reference_speed False: a run stored before the reference speed existed (raw figures)."""
     names = sorted({c["toolchain"] for c in cells})
     meta = {
         "machine_id": "synth", "machine": {"hostname": "synth", "cpu_model": "Synthetic CPU", "cores": 2,
@@ -106,4 +108,6 @@ def write_run(results_dir: Path, cells: list[dict], *, toolchains: dict | None =
     for c in cells:
         w.add_cell(CellRecord.model_validate(c))
     w.close(status)
+    if not reference_speed:
+        RunWriter(w.dir, w.meta.model_copy(update={"speed_reference": {}})).write_meta()
     return w.dir

@@ -104,12 +104,16 @@ def test_aa_results_one_row_per_condition_and_a_rejudgement_replaces_the_first(t
                                                                  "others_changed": 0.01}}}
     store(tmp_path, aa("2030-01-01T00:00:00+00:00", ["a", "b"], None, 0.2, 0.1), "aa", say=quiet)
     store(tmp_path, aa("2030-01-02T00:00:00+00:00", ["a", "b"], "loaded: others", 0.08, 0.15), "aa", say=quiet)
-    store(tmp_path, aa("2030-01-03T00:00:00+00:00", ["c", "d"], "quiet", 0.05, 0.8), "aa", say=quiet)
+    newer = aa("2030-01-03T00:00:00+00:00", ["c", "d"], "quiet", 0.05, 0.8)
+    newer["held_out"].update(robust_sd_z=0.93, within_scale=0.75)  # a fit at the machine's reference speed
+    store(tmp_path, newer, "aa", say=quiet)
     benchmarks.write(tmp_path, say=quiet)
     rows = [ln for ln in (tmp_path / benchmarks.PAGE).read_text().splitlines() if ln.startswith("| `bench.aa`")]
     assert [r.split(" | ")[1] for r in rows] == ["CPU A, 2 cores (loaded)", "CPU A, 2 cores (quiet)"]
     assert "held out: 8.00 % beyond" in rows[0] and "power on a planted 3.00 % 15.00 %" in rows[0]
     assert "held out: 5.00 % beyond" in rows[1] and "A/A no change 98.00 %" in rows[1]
+    assert "sd of z 1.00 (robust 0.93)" in rows[1] and "within-run parts x 0.75" in rows[1]
+    assert "robust" not in rows[0] and "within-run" not in rows[0]  # older results say what they had
 
 
 def test_the_compiler_matrix_and_plain_ct_results_share_a_file_and_get_a_row_each(tmp_path):

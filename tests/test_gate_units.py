@@ -422,9 +422,9 @@ def test_the_stop_rule_does_not_chase_the_machines_run_to_run_noise(lab):
     processes could narrow (within) is at most half the run-to-run part.  With a run-to-run noise of 2 % no
     interval can reach a 2 % target (1.96 x 2 % alone), so a cell of alike processes stops at min_processes
     instead of running to max_processes; a spread cell goes on; a learnt noise (CellSamples.noise) replaces the
-    profile's prior."""
+    profile's prior (a C cell's: reference_run_noise, its figures at the machine's reference speed)."""
     rule = dict(estimator="trimmed", min_processes=3, max_processes=8, budget_seconds=60.0, precision=0.02)
-    noisy_machine = cell(lab, run_noise=0.02, **rule)
+    noisy_machine = cell(lab, reference_run_noise=0.02, run_noise=0.5, **rule)
     steady = [[1000, 1000]] * 3
     cs = samples(noisy_machine, steady)
     z = stats.z_value(0.95)
@@ -433,7 +433,7 @@ def test_the_stop_rule_does_not_chase_the_machines_run_to_run_noise(lab):
     spread = [[1000 * (1 + 0.05 * (p % 3))] * 2 for p in range(3)]
     assert samples(noisy_machine, spread).decide() is None  # the processes' own spread still narrows with more
     assert samples(noisy_machine, spread * 3).decide() == "max_processes"
-    quiet = cell(lab, run_noise=0.0, **rule)
+    quiet = cell(lab, reference_run_noise=0.0, **rule)
     assert samples(quiet, steady).decide() == "precision" and samples(quiet, steady).worst_precision() < 0.01  # steps
     learnt = samples(noisy_machine, steady)
     learnt.noise = 0.001
@@ -655,3 +655,22 @@ def test_a_failed_build_says_why_in_one_line():
     assert _first_error(compile_) == "x.c:3:5: error: expected ';' before '}' token"
     assert _first_error("collect2: error: ld returned 1 exit status\n") == "collect2: error: ld returned 1 exit status"
     assert _first_error("$ cc x.c\nsomething odd\n") == "something odd" and _first_error("$ cc\n") == "build failed"
+
+
+def test_a_java_cell_takes_the_noise_of_figures_at_the_speed_they_ran_at(lab):
+    """A C cell's figures are at the machine's reference speed (its processes time the gauge), a Java cell's are
+    not: each takes its own learnt noise, and, never calibrated, its own prior."""
+    from types import SimpleNamespace
+
+    from lab.pipeline import CellPipeline, Stages
+
+    stages = Stages(programs=(), kat_cache=None, run_noise=0.0, within_scale=0.7, raw_run_noise=0.009)
+    pipe = SimpleNamespace(stages=stages)
+    c = cell(lab, reference_run_noise=0.003, run_noise=0.01)
+    java = SimpleNamespace(jvm=True)
+    assert CellPipeline._noise(pipe, c) == {"noise": 0.0, "within_scale": 0.7}
+    assert CellPipeline._noise(pipe, java) == {"noise": 0.009}
+    assert samples(c, [[1000, 1000]] * 3).run_noise == 0.003  # the priors, by kind
+    j = samples(c, [[1000, 1000]] * 3)
+    j.cell = SimpleNamespace(jvm=True, sampling=c.sampling)
+    assert j.run_noise == 0.01

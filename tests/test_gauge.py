@@ -211,7 +211,7 @@ def test_compare_and_history_show_the_gauge_relative_figures_beside_the_absolute
         timing, cycles = _processes([machine * f for f in (1.0, 1.05, 1.1)], [2.0 * machine * f for f in
                                                                               (1.0, 1.05, 1.1)])
         runs.append(synth.write_run(rd, [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing,
-                                                    cycles=cycles)]))
+                                                    cycles=cycles)], reference_speed=False))  # raw figures
     t = compare.compare_runs(rd, str(runs[0]), str(runs[1]), metrics=["encrypt_speed"])
     (row,) = t.rows
     assert row.speedup == pytest.approx(1 / 1.04, rel=1e-3) and row.gauge == pytest.approx(1.0, abs=1e-3)
@@ -268,15 +268,22 @@ def test_the_cycles_program_takes_long_samples_of_a_call_much_longer_than_a_samp
 
 
 def test_compares_gauge_path_orients_costs_and_speeds_and_leaves_a_side_without_a_gauge_out(tmp_path):
-    """B's code 10 % faster on a machine 4 % slower: absolute speed 1.1 / 1.04 = 1.0577; relative to the gauge
-    1.1 for speeds AND for costs (a cost's ratio turned over, A/B); a run without a gauge on one side: NaN."""
+    """B's code 10 % faster on a machine 4 % slower: absolute speed 1.1 / 1.04 = 1.0577 at the speed each run ran
+    at; relative to the gauge 1.1 for speeds AND for costs (a cost's ratio turned over, A/B); a run without a gauge
+    on one side: NaN.  At the machine's reference speed (lab/speed.py) the absolute figures say 1.1 too."""
     rd = tmp_path / "results"
     layout = (1.0, 1.05, 1.1)
 
-    def run(machine: float, code: float, gauged: bool = True):
+    def run(machine: float, code: float, gauged: bool = True, at_reference: bool = False, into=rd):
         timing, cycles = _processes([machine * code * f for f in layout],
                                     [2.0 * machine * f for f in layout] if gauged else None)
-        return synth.write_run(rd, [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing, cycles=cycles)])
+        return synth.write_run(into, [synth.cell("serpent", "ref", key_sizes=(128,), timing=timing, cycles=cycles)],
+                               reference_speed=at_reference)
+
+    ref = tmp_path / "at-reference"
+    a2, b2 = run(1.0, 1.0, at_reference=True, into=ref), run(1.04, 1 / 1.1, at_reference=True, into=ref)
+    for r in compare.compare_runs(ref, str(a2), str(b2), metrics=["encrypt_speed", "encrypt_per_block", "ekey"]).rows:
+        assert r.speedup == pytest.approx(1.1, rel=2e-3) and r.gauge == pytest.approx(1.1, rel=2e-3), r.metric
 
     a, b, c = run(1.0, 1.0), run(1.04, 1 / 1.1), run(1.04, 1 / 1.1, gauged=False)
     t = compare.compare_runs(rd, str(a), str(b), metrics=["encrypt_speed", "encrypt_per_block", "ekey"])

@@ -34,10 +34,11 @@ def _cell(slow: float, cipher: str = "serpent", cflags=("-O3",), gauges=GAUGES, 
 
 
 def _run(results_dir, cells: list[dict], references: dict | None):
-    d = synth.write_run(results_dir, cells)
+    """A run closed as the lab closes one, with these references (None: none, its figures raw)."""
+    d = synth.write_run(results_dir, cells, reference_speed=references is not None)
     if references is not None:
         meta, _ = results.read_run(d)
-        results.RunWriter(d, meta.model_copy(update={"speed_reference": references})).write_meta()
+        assert meta.speed_reference == references  # what its close settled: the machine's
     return d
 
 
@@ -56,7 +57,7 @@ def test_a_run_of_a_slower_machine_reads_at_the_reference_speed(tmp_path):
     assert set(a.index.get_level_values("metric")) >= {"encrypt_speed", "key_setup_speed", "encrypt_per_block"}
     # the slower machine's figures, speeds and costs alike, are the reference run's
     assert np.allclose(b.estimate, a.estimate, rtol=1e-3) and (b.speed_factor.round(3) == 1.02).all()
-    assert (a.speed_factor == 1.0).all()
+    assert (a.speed_factor == 1.0).all() and (a.speed_se == 0.0).all()  # the reference run: nothing corrected
     # without a reference the same run keeps the speed it ran at: speeds 2 % lower, costs 2 % higher
     speeds = raw.index.get_level_values("metric").str.endswith("_speed")
     assert np.allclose(raw.estimate[speeds], a.estimate[speeds] / 1.02, rtol=1e-3)
@@ -105,3 +106,16 @@ def test_the_first_run_sets_a_reference_that_later_runs_never_move(tmp_path):
     mine = {g: 1.0 for g in first}
     assert speed.settle(rd, "m", "CPU A", later, mine) == mine
     assert speed.stored(rd, "nowhere", "CPU A") == {}
+
+
+def test_the_report_says_how_fast_each_run_ran_against_the_reference(tmp_path):
+    from lab import report
+
+    rd = tmp_path / "results"
+    refs = speed.settle(rd, "synth", "Synthetic CPU", speed.run_gauges(_records([_cell(1.0)])), {})
+    dirs = [_run(rd, [_cell(1.0)], refs), _run(rd, [_cell(1.02)], refs), _run(rd, [_cell(1.02)], None)]
+    df = results.load(dirs, rd)
+    metas = [results.read_run(d)[0] for d in dirs]
+    got = {r["run_id"]: r["speed"] for r in report._section_system(metas, df, results.load_cells(dirs, rd))["runs"]}
+    assert got[dirs[0].name] == 1.0 and got[dirs[1].name] == pytest.approx(1.02, rel=1e-3)
+    assert got[dirs[2].name] is None

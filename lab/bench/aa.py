@@ -194,6 +194,10 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f} %"
 
 
+def _robust(d: dict) -> str:
+    return f" (robust {d['robust_sd_z']:.2f})" if d.get("robust_sd_z") is not None else ""
+
+
 def _fit(d: dict) -> str:
     """A fitted noise in words: the run-to-run noise, and the within-run parts' scale where it is not 1."""
     k = d.get("within_scale", 1.0)
@@ -206,11 +210,11 @@ def format_doc(doc: dict) -> str:
     lines = [f"bench.aa on {doc['machine'].get('cpu_model', '?')} ({doc.get('condition', '?')}): {doc['pairs']} A/A pairs, "
              f"{doc['quantities']} quantity differences",
              f"  intervals as stored: beyond {_pct(s['beyond'])} (goal {_pct(lo)}-{_pct(hi)}), sd z {s['sd_z']:.2f} "
-             f"(goal {GOALS['sd_z'][0]}-{GOALS['sd_z'][1]})"]
+             f"(goal {GOALS['sd_z'][0]}-{GOALS['sd_z'][1]}){_robust(s)}"]
     if "held_out" in doc:
         h = doc["held_out"]
         lines.append(f"  fitted on {h['fitted_on_pairs']} pairs: {_fit(h)}; on the "
-                     f"other pairs: beyond {_pct(h['beyond'])}, sd z {h['sd_z']:.2f}")
+                     f"other pairs: beyond {_pct(h['beyond'])}, sd z {h['sd_z']:.2f}{_robust(h)}")
         if "aa_no_change" in h:
             line = f"    with it, compare on those pairs: A/A no change {_pct(h['aa_no_change'])}"
             if h.get("planted"):

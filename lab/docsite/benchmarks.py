@@ -108,8 +108,10 @@ def aa(d: dict) -> str:
     cp = c.get("planted") or {}
     out = f"{d.get('pairs')} A/A pairs, {d.get('quantities')} differences"
     if h:
-        out += (f"; held out: {_pct(h.get('beyond'))} beyond the 95 % intervals, sd of z {h.get('sd_z', 0):.2f} "
-                f"(run-to-run noise {_pct(h.get('run_noise'))})")
+        robust = f" (robust {h['robust_sd_z']:.2f})" if h.get("robust_sd_z") is not None else ""
+        scale = f", within-run parts x {h['within_scale']:.2f}" if (h.get("within_scale") or 1) < 1 else ""
+        out += (f"; held out: {_pct(h.get('beyond'))} beyond the 95 % intervals, sd of z {h.get('sd_z', 0):.2f}"
+                f"{robust} (run-to-run noise {_pct(h.get('run_noise'))}{scale})")
     if c:
         out += (f"; compare calibrated: A/A no change {_pct(c.get('aa_no_change'))}, others changed "
                 f"{_pct(cp.get('others_changed'))}, power on a planted {_pct((cp.get('factor') or 1) - 1)} "

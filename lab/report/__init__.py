@@ -111,6 +111,15 @@ def _section_memory(df: pd.DataFrame) -> dict:
             "svg": charts.scatter_memory(mem, title="Encryption speed vs memory (tables + key schedule)")}
 
 
+def _run_speed(df: pd.DataFrame, run_id: str) -> float | None:
+    """How much slower than the machine's reference run this run ran (the median of its rows' speed factors:
+    results.COLUMNS "speed_factor"); None when its figures are at the speed it ran at."""
+    if df.empty or "speed_factor" not in df:
+        return None
+    f = df.loc[df.run_id == run_id, "speed_factor"].dropna()
+    return float(f.median()) if len(f) else None
+
+
 def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
     runs = []
     for m in metas:
@@ -118,7 +127,7 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
         runs.append({"run_id": m.run_id, "machine": m.machine_id, "steal_fraction": s.get("steal_fraction"),
                      "context_switches": s.get("context_switches"), "status": m.status,
                      "recorded": int((cells.run_id == m.run_id).sum()) if not cells.empty else 0,
-                     "planned": len(m.cells_planned)})
+                     "planned": len(m.cells_planned), "speed": _run_speed(df, m.run_id)})
     noisy = []
     if not df.empty and "steal_fraction" in df:
         sf = df.dropna(subset=["steal_fraction"]).groupby("cell").steal_fraction.first()
