@@ -181,12 +181,18 @@ def _gauged(cost: float, machine: float) -> dict:
 
 
 def test_the_gauge_summary_shows_the_relative_agreement_beside_the_absolute(tmp_path):
-    a = synth.write_run(tmp_path / "results", [_gauged(100, 1.0)])
-    b = synth.write_run(tmp_path / "results", [_gauged(100, 1.03)])  # the whole machine 3 % slower in run B
+    # runs stored before the reference speed (raw figures): the whole machine 3 % slower in run B
+    a = synth.write_run(tmp_path / "results", [_gauged(100, 1.0)], reference_speed=False)
+    b = synth.write_run(tmp_path / "results", [_gauged(100, 1.03)], reference_speed=False)
     la, lb = results.load(a, tmp_path / "results"), results.load(b, tmp_path / "results")
     g = repeatability.gauge_summary(la, lb)
     assert g["relative"]["all"]["n"] == 3 and g["relative"]["all"]["max"] == pytest.approx(0, abs=1e-3)
     assert g["absolute_same_quantities"]["all"]["p50"] == pytest.approx(1 - 1 / 1.03, rel=1e-2)
+    # the same two runs closed as the lab closes one now: the absolute figures at the machine's reference speed
+    # agree as the gauge-relative ones do (lab/speed.py)
+    ref = tmp_path / "at-reference"
+    la, lb = [results.load(synth.write_run(ref, [_gauged(100, f)]), ref) for f in (1.0, 1.03)]
+    assert repeatability.gauge_summary(la, lb)["absolute_same_quantities"]["all"]["max"] == pytest.approx(0, abs=1e-3)
     text = repeatability.format_gauge({"gauge_relative": g, "gauge_goals": repeatability.GAUGE_GOALS})
     assert any("gauge-relative goals" in line and line.endswith("met") and "NOT" not in line for line in text)
     assert repeatability.gauge_summary(*[results.load(synth.write_run(tmp_path / "old", [_cell("rc6", 200)]),
@@ -196,7 +202,7 @@ def test_the_gauge_summary_shows_the_relative_agreement_beside_the_absolute(tmp_
 def test_two_stored_runs_are_judged_again_without_measuring(lab, tmp_path):
     """bench.repeatability --runs: after a change to the estimators, the same two runs judged again (no run made)."""
     rd = tmp_path / "results"
-    a, b = synth.write_run(rd, [_gauged(100, 1.0)]), synth.write_run(rd, [_gauged(100, 1.03)])
+    a, b = [synth.write_run(rd, [_gauged(100, f)], reference_speed=False) for f in (1.0, 1.03)]  # raw figures
     said = []
     doc = repeatability.bench(lab, runs=[a, b], out=tmp_path / "again.jsonl", say=said.append, results_dir=rd)
     assert sorted(p.name for p in rd.glob("*/*") if p.is_dir()) == sorted([a.name, b.name])  # nothing measured

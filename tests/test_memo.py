@@ -45,7 +45,7 @@ def _run(root: Path, tmp: Path, plugin: str) -> dict[str, dict]:
                         "--no-progress", "--results-dir", str(tmp / "results"), "--build-dir", str(tmp / "build")],
                        cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
-    latest = sorted((tmp / "results").glob("*/*"))[-1]
+    latest = sorted(p.parent for p in (tmp / "results").glob("*/*/run.json"))[-1]
     return {c["cipher"]: c for c in map(json.loads, (latest / "cells.jsonl").read_text().splitlines())}
 
 
