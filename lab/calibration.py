@@ -63,11 +63,6 @@ def store(results_dir: Path, machine: str, noise: Noise) -> Path:
     return p
 
 
-def _is_speed(metric: str) -> bool:
-    """A rate (higher is better), which a slower machine lowers; a cost it raises."""
-    return metrics.get(metric).higher_is_better
-
-
 def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The timed quantities both runs measured with a run-to-run interval (estimator trimmed), one row each: the log
     ratio of the two estimates, the within-run sds combined with the speed factors' (s_within) and the whole
@@ -79,9 +74,9 @@ def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         scale = d["within_scale"].astype(float).fillna(1.0) if "within_scale" in d else 1.0
         d = d.assign(speed_se=d["speed_se"].astype(float).fillna(0.0) if "speed_se" in d else 0.0,
                      within=d["within"].astype(float) / scale)
-        # the figure at the speed its run ran at: a cost times its speed factor, a speed divided by it
+        # the figure at the speed its run ran at: a cost times its speed factor, a speed (a rate) divided by it
         f = d["speed_factor"].astype(float).fillna(1.0) if "speed_factor" in d else 1.0
-        d = d.assign(ran=d.estimate.astype(float) * np.where(d.metric.map(_is_speed), 1 / f, f))
+        d = d.assign(ran=d.estimate.astype(float) * np.where(d.metric.map(metrics.higher_is_better), 1 / f, f))
         return d[KEYS + ["estimate", "precision", "within", "confidence", "speed_se", "ran"]]
     m = sel(a).merge(sel(b), on=KEYS, suffixes=("_a", "_b"))
     z = m.confidence_a.map(lambda c: stats.z_value(float(c)))

@@ -406,15 +406,17 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
             raise RunError(f"cannot write {self.dir / 'cells.jsonl'}: {e.strerror}. The cells recorded so far are "
                            f"kept; fix the disk and finish the run with --resume {self.meta.run_id}") from None
 
-    def _speed_reference(self) -> dict[str, float]:
+    def _speed_reference(self, cells: list[CellRecord] | None) -> dict[str, float]:
         """The run's gauge groups' references (lab/speed.py): those it carries, the machine's, or this run's own
-        gauges where the machine has none yet (they become its references).  Unreadable: the ones it carries
-        (its figures stay at the speed it ran at where it has none)."""
+        gauges where the machine has none yet (they become its references).  Cells unreadable (None) or the
+        machine's file unwritable: the ones it carries (its figures stay at the speed it ran at where it has none)."""
+        if cells is None:
+            return self.meta.speed_reference
         try:
-            gauges = speed.run_gauges(read_run(self.dir)[1])
             return speed.settle(self.dir.parent.parent, self.meta.machine_id,
-                                str(self.meta.machine.get("cpu_model", "unknown")), gauges, self.meta.speed_reference)
-        except (OSError, RunError, UserError, ValueError):
+                                str(self.meta.machine.get("cpu_model", "unknown")), speed.run_gauges(cells),
+                                self.meta.speed_reference)
+        except OSError:
             return self.meta.speed_reference
 
     def close(self, status: str = "finished", **extra) -> None:
@@ -427,11 +429,15 @@ class RunWriter:  # pragma: no mutate block (I/O: docs/testing.md)
         self.meta = self.meta.model_copy(update={"status": status, **extra})
         if status == "finished":
             self.meta.finished = now_iso()
-        self.meta.speed_reference = self._speed_reference()
+        try:  # the cells read once: for the references and for the index
+            cells = read_run(self.dir)[1]
+        except (RunError, UserError, OSError, ValueError):
+            cells = None
+        self.meta.speed_reference = self._speed_reference(cells)
         self.write_meta()
-        if status == "finished":  # its tidy table, so that loading it recomputes nothing (derived: best effort)
-            try:
-                _index_run(self.dir)
+        if status == "finished" and cells is not None:  # its tidy table, so that loading it recomputes nothing
+            try:  # (derived: best effort)
+                _index_run(self.dir, (self.meta, cells))
             except (RunError, UserError, OSError, ValueError):
                 pass
 
@@ -804,9 +810,10 @@ def load(runs: Iterable[str | Path] | str | Path | None = None, results_dir: Pat
     return with_rows(df) if not df.empty else pd.DataFrame(columns=list(COLUMNS))
 
 
-def computed_rows(run_dir: Path) -> pd.DataFrame:
-    """A run's tidy table computed from its raw samples (what the index stores)."""
-    meta, cells = read_run(run_dir)
+def computed_rows(run_dir: Path, run: tuple[RunMeta, list[CellRecord]] | None = None) -> pd.DataFrame:
+    """A run's tidy table computed from its raw samples (what the index stores); `run`: its metadata and cells
+    when the caller has them already."""
+    meta, cells = run or read_run(run_dir)
     factors = speed.factors(speed.run_gauges(cells), meta.speed_reference)
     rows = [r for c in cells for r in cell_rows(meta, c, factors)]
     df = pd.DataFrame(rows, columns=list(COLUMNS))
@@ -816,12 +823,12 @@ def computed_rows(run_dir: Path) -> pd.DataFrame:
     return df
 
 
-def _index_run(run_dir: Path):
+def _index_run(run_dir: Path, run: tuple[RunMeta, list[CellRecord]] | None = None):
     import pyarrow as pa
 
     from . import index
 
-    df = computed_rows(run_dir)
+    df = computed_rows(run_dir, run)
     index.write(run_dir, df, VERSION)
     return pa.Table.from_pandas(df, preserve_index=False)
 

@@ -97,13 +97,18 @@ def path(results_dir: Path, machine: str) -> Path:
     return Path(results_dir) / machine / FILE
 
 
-def stored(results_dir: Path, machine: str, cpu: str) -> dict[str, float]:
-    """The machine's references for one CPU model ({} when none, or the file is unreadable: the run sets them)."""
+def _read(results_dir: Path, machine: str) -> dict:
+    """The machine's references by CPU model ({} when none, or the file is unreadable: runs set them again)."""
     try:
         data = json.loads(path(results_dir, machine).read_text())
-        return {str(k): float(v) for k, v in data.get(cpu, {}).items()}
+        return {str(cpu): {str(g): float(v) for g, v in refs.items()} for cpu, refs in data.items()}
     except (OSError, ValueError, TypeError, AttributeError):
         return {}
+
+
+def stored(results_dir: Path, machine: str, cpu: str) -> dict[str, float]:
+    """The machine's references for one CPU model ({} when none)."""
+    return _read(results_dir, machine).get(cpu, {})
 
 
 def settle(results_dir: Path, machine: str, cpu: str, gauges: dict[str, RunGauge],
@@ -111,16 +116,13 @@ def settle(results_dir: Path, machine: str, cpu: str, gauges: dict[str, RunGauge
     """The references of a run's groups: those the run already carries (`known`), else the machine's stored
     ones, else the run's own gauge, which becomes the machine's reference for that group (stored, never
     replaced: a reference that moved would move every later figure)."""
-    store = stored(results_dir, machine, cpu)
+    data = _read(results_dir, machine)
+    store = data.setdefault(cpu, {})
     out = {g: known.get(g) or store.get(g) or r.gauge for g, r in gauges.items()}
     new = {g: v for g, v in out.items() if g not in store}
     if new:
+        store.update(new)
         p = path(results_dir, machine)
-        try:
-            data = json.loads(p.read_text()) if p.exists() else {}
-        except (OSError, ValueError):
-            data = {}
-        data.setdefault(cpu, {}).update(new)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
