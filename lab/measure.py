@@ -134,8 +134,11 @@ class CellSamples:
     failure: tuple[str, str] | None = None
     stopped: str | None = None
     timing_only: bool = False  # the flag race and bisection decide on speeds: no cycles program
-    noise: float | None = None  # the machine's learnt run-to-run noise (lab.calibration); None: the profile's prior
-    within_scale: float = 1.0  # the machine's learnt calibration of the within-run part (lab.calibration)
+    # the machine's learnt calibration (lab.calibration; None: the profile's priors): the run-to-run noise of
+    # figures at its reference speed and of figures at the speed they ran at, and the within-run part's scale
+    noise: float | None = None
+    raw_noise: float | None = None
+    scale: float = 1.0
 
     @property
     def counts_cycles(self) -> bool:
@@ -159,11 +162,18 @@ class CellSamples:
 
     @property
     def run_noise(self) -> float:
-        """The machine's run-to-run noise these figures' intervals take: learnt (lab.calibration) or the
-        profile's prior (Java's figures are at the speed they ran at; C's at the machine's reference speed)."""
-        if self.noise is not None:
-            return self.noise
-        return self.cell.sampling.run_noise if self.cell.jvm else self.cell.sampling.reference_run_noise
+        """The machine's run-to-run noise these figures' intervals take, learnt or the profile's prior, of their
+        kind: a C cell's figures are at the machine's reference speed (its processes time the gauge: lab/speed.py),
+        a Java cell's at the speed they ran at."""
+        s = self.cell.sampling
+        if self.cell.jvm:
+            return s.run_noise if self.raw_noise is None else self.raw_noise
+        return s.reference_run_noise if self.noise is None else self.noise
+
+    @property
+    def within_scale(self) -> float:
+        """The learnt scale of the within-run part (fitted on figures at the reference speed: 1 for Java's)."""
+        return 1.0 if self.cell.jvm else self.scale
 
     def worst_precision(self, qs: list[Quantity] | None = None) -> float:
         """The largest relative half-width among the cell's quantities (the overhead excepted)."""

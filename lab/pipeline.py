@@ -362,13 +362,6 @@ class CellPipeline:
             return [x for item in pool.map(self.prepare, cells) for x in agreement.add(item)]
 
     # ---------------------------------------------------------- measure
-    def _noise(self, cell: Cell) -> dict:
-        """The learnt noise a cell's intervals take: a Java cell's figures are at the speed they ran at (no gauge),
-        a C cell's at the machine's reference speed (lab/speed.py), each with its own (lab.calibration)."""
-        if cell.jvm:
-            return {"noise": self.stages.raw_run_noise}
-        return {"noise": self.stages.run_noise, "within_scale": self.stages.within_scale}
-
     def measure(self, items: list[Prepared], cpu: int | None, on_final: Callable[[Final], None],
                 on_process: Callable[[Cell, int], None] = lambda cell, n: None) -> None:
         """Measures the cells (interleaved as their profile asks) under the machine's timing lock."""
@@ -387,7 +380,8 @@ class CellPipeline:
             on_final(f)
 
         todo = [CellSamples(_supported(p.cell, p.verdict), p.built.program("timing"), p.built.program("cycles"),
-                            **self._noise(p.cell)) for p in items]
+                            noise=self.stages.run_noise, raw_noise=self.stages.raw_run_noise,
+                            scale=self.stages.within_scale) for p in items]
         with self.backend.timing_lock(self.stages.run_id, wait=self.stages.wait, say=self.say):
             Measurer(self.backend, cpu, done, on_process).measure(todo)
 

@@ -662,15 +662,12 @@ def test_a_java_cell_takes_the_noise_of_figures_at_the_speed_they_ran_at(lab):
     not: each takes its own learnt noise, and, never calibrated, its own prior."""
     from types import SimpleNamespace
 
-    from lab.pipeline import CellPipeline, Stages
-
-    stages = Stages(programs=(), kat_cache=None, run_noise=0.0, within_scale=0.7, raw_run_noise=0.009)
-    pipe = SimpleNamespace(stages=stages)
     c = cell(lab, reference_run_noise=0.003, run_noise=0.01)
-    java = SimpleNamespace(jvm=True)
-    assert CellPipeline._noise(pipe, c) == {"noise": 0.0, "within_scale": 0.7}
-    assert CellPipeline._noise(pipe, java) == {"noise": 0.009}
-    assert samples(c, [[1000, 1000]] * 3).run_noise == 0.003  # the priors, by kind
-    j = samples(c, [[1000, 1000]] * 3)
-    j.cell = SimpleNamespace(jvm=True, sampling=c.sampling)
-    assert j.run_noise == 0.01
+    learnt = dict(noise=0.0, raw_noise=0.009, scale=0.7)
+    c_cell, java = samples(c, [[1000, 1000]] * 3, **learnt), samples(c, [[1000, 1000]] * 3, **learnt)
+    java.cell = SimpleNamespace(jvm=True, sampling=c.sampling)
+    assert (c_cell.run_noise, c_cell.within_scale) == (0.0, 0.7)
+    assert (java.run_noise, java.within_scale) == (0.009, 1.0)
+    prior_c, prior_java = samples(c, [[1000, 1000]] * 3), samples(c, [[1000, 1000]] * 3)
+    prior_java.cell = SimpleNamespace(jvm=True, sampling=c.sampling)
+    assert (prior_c.run_noise, prior_java.run_noise) == (0.003, 0.01)  # never calibrated: the priors, by kind
