@@ -61,6 +61,9 @@ def test_a_within_scale_narrows_the_within_part_and_a_rebuild_starts_from_the_pr
     whole, half = stats.run_to_run(a, 0.95, 0.0, 0.0), stats.run_to_run(a, 0.95, 0.0, 0.0, within_scale=0.5)
     assert half.estimate == whole.estimate and half.within == pytest.approx(whole.within / 2)
     assert half.precision == pytest.approx(whole.precision / 2)
+    # the scale is the within-run part's alone: the run noise beside it stays whole
+    noisy = stats.run_to_run(a, 0.95, 0.01, 0.0, within_scale=0.5)
+    assert noisy.precision == pytest.approx(math.hypot(whole.within / 2, stats.z_value(0.95) * 0.01))
     # rows stored with scale 0.5, rebuilt with scale 0.8: from the processes' own within part (0.004 / 0.5)
     df = pd.DataFrame([{"estimator": "trimmed", "estimate": 1000.0, "within": 0.004, "within_scale": 0.5,
                         "confidence": 0.95, "ci_low": 996.0, "ci_high": 1004.0, "precision": 0.004, "run_noise": 0.0}])

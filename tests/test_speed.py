@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from lab import results, speed
+from lab import results, speed, stats
 
 from . import synth
 
@@ -65,6 +65,10 @@ def test_a_run_of_a_slower_machine_reads_at_the_reference_speed(tmp_path):
     assert raw.speed_factor.isna().all()
     # the interval takes the run gauge's uncertainty beside the run noise, and still holds the estimate
     assert (b.speed_se > 0).all() and ((b.ci_low < b.estimate) & (b.estimate < b.ci_high)).all()
+    cost = b.xs("encrypt_per_block", level="metric").iloc[0]  # a cost: its interval symmetric about it
+    z = stats.z_value(0.95)
+    assert (cost.ci_high - cost.ci_low) / 2 / cost.estimate == pytest.approx(
+        math.sqrt(cost.within ** 2 + (z * cost.run_noise) ** 2 + (z * cost.speed_se) ** 2), rel=1e-6)
 
 
 def _records(cells: list[dict]) -> list:
@@ -119,3 +123,19 @@ def test_the_report_says_how_fast_each_run_ran_against_the_reference(tmp_path):
     got = {r["run_id"]: r["speed"] for r in report._section_system(metas, df, results.load_cells(dirs, rd))["runs"]}
     assert got[dirs[0].name] == 1.0 and got[dirs[1].name] == pytest.approx(1.02, rel=1e-3)
     assert got[dirs[2].name] is None
+
+
+def test_a_pair_of_runs_at_the_reference_speed_keeps_the_ratio_it_ran_at_for_javas_noise(tmp_path):
+    """calibration.paired: the log ratio of the figures at the reference speed (0 here: only the machine moved) and
+    of the figures as they ran (what Java's run noise is fitted on): costs up by the machine's 2 %, speeds down."""
+    from lab import calibration
+
+    rd = tmp_path / "results"
+    refs = speed.settle(rd, "synth", "Synthetic CPU", speed.run_gauges(_records([_cell(1.0)])), {})
+    a, b = [results.load(_run(rd, [_cell(f)], refs), rd) for f in (1.0, 1.02)]
+    p = calibration.paired(a, b).set_index("metric")
+    assert np.allclose(p.log_ratio, 0, atol=1e-3)
+    speeds = p.index.str.endswith("_speed")
+    assert speeds.any() and (~speeds).any()
+    assert np.allclose(p.raw_log_ratio[~speeds], math.log(1.02), atol=1e-3)
+    assert np.allclose(p.raw_log_ratio[speeds], -math.log(1.02), atol=1e-3)
