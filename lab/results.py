@@ -254,7 +254,8 @@ COLUMNS = {
     "processes": "measuring processes behind the estimate",
     "precision": "relative half-width of the interval reached",
     "within": "trimmed: the relative half-width of the interval's within-run part alone (processes, counter "
-              "steps); the rest is the machine's run-to-run noise (run_noise)",
+              "steps), times within_scale; the rest is the machine's run-to-run noise (run_noise) and the speed "
+              "factor's uncertainty (speed_se)",
     "run_noise": "the machine's run-to-run noise (relative sd) the interval took (lab.calibration)",
     "speed_factor": "how much slower than its reference run the machine ran in this run, by the gauges of the "
                     "cell's gauge group (lab/speed.py); the timed figures (estimate, interval, NIST's value) are at "

@@ -4,13 +4,13 @@ Between two runs of the same binaries every figure moves by one factor, the whol
 neighbour's load, the host's frequency): one core busy on the AMD kind, -1.8 to +2.3 % between back-to-back
 runs, common to every cell (docs/measurement.md, "What is left between runs").  Every measuring process also
 times a fixed workload, the gauge (c_src/harness/util.c), and a run's gauges over all its processes see that
-factor: the same 30 A/A pairs' figures, each divided by its run's median gauge, moved by 0.095 % (sd over pairs)
+factor: the same 30 A/A pairs' figures at the reference speed moved by 0.093 % (sd over pairs)
 where the raw figures moved by 0.94 %.
 
 So a run's timed figures are given at the machine's *reference speed*: each multiplied (costs divided) by the
-run's gauge over the reference gauge of the same gauge program.  The gauge is compiled with the cell's own
-compiler and flags, on its target, and timed in the timing (ns) or cycles (counter units) program: a *gauge
-group* is that combination, and only gauges of one group are ever compared.  A group's reference is the run
+run's gauge over the reference gauge of the same gauge program.  The gauge is compiled with the cell's
+compiler and its toolchain's flags (the build's cflags), on its target, and timed in the timing (ns) or cycles
+(counter units) program: a *gauge group* is that combination, and only gauges of one group are ever compared.  A group's reference is the run
 gauge of the first run on this machine (and CPU model) that measured it, stored in
 ``results/<machine>/speed.json`` and copied into every later run's metadata (``speed_reference``), so a run's
 figures never depend on files outside its folder.  A run without references (older runs, flag searches) keeps
