@@ -9,7 +9,10 @@ each), so drift of the machine falls on all of them alike.  By default the
 batch is every cell of the run (``interleave: 0``): each cell's processes
 spread over the whole measuring time, so the machine's drift within it
 shows in their spread, and so in the interval, instead of moving the whole
-cell unseen (docs/measurement.md, "Intervals that hold").  After each round
+cell unseen (docs/measurement.md, "Intervals that hold").  For the same
+reason every process runs its own copy of its program file (OwnCopies): the
+physical pages of a file's code and tables are shared by every process that
+runs it, and they, too, move a figure.  After each round
 the headline estimate of every quantity of a cell and its interval are
 recomputed (:mod:`lab.quantities`, :mod:`lab.stats`); a cell stops when every
 quantity reached the profile's precision (after ``min_processes``), or at
@@ -19,6 +22,9 @@ context switches on the measuring CPU are recorded around every process.
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,6 +32,7 @@ from typing import Callable
 from .models import Gauge, Status
 from . import protocol, system
 from .backends import Backend, Completed
+from .backends.base import launch_spec
 from .plan import Cell
 from .quantities import Quantity, all_settled, cycle_quantities, timing_quantities, worst_precision
 
@@ -213,6 +220,56 @@ class CellSamples:
                            "context_switches": self.ctxt}}
 
 
+# ------------------------------------------------------- a process's program
+class OwnCopies:
+    """Every measuring process of a native cell runs its own copy of its program file.
+
+    The code and constant tables of a program are mapped from the page cache's pages of its file: every process
+    that runs the file shares them, and where they lie in physical memory sets conflicts in the physically
+    indexed caches that move a figure, for a whole run (serpent/avx2 decryption of 1,024 blocks: 2x slower in 2
+    copies of 260, both processes of such a copy alike; AMD EPYC, 2026-11-29, docs/measurement.md). A copy per
+    process makes that placement part of the replication unit, as the heap's and the stack's already are, so it
+    shows in the processes' spread instead of moving a whole cell between runs. A cell's copies stay until the
+    cell ends (a new copy would otherwise take the pages the last one freed) and then go. Copies are made where
+    the program lies (the build folder, which a container also sees), under paths of one length; a launcher
+    (Java: its JIT's code is the process's own anyway), an emulated target's program (QEMU translates it) and
+    a backend that ships programs elsewhere (`Backend.own_copies` false: an SSH host) run the program itself."""
+
+    _cells = itertools.count()
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self._folders: dict[int, list[Path]] = {}
+        self._numbers: dict[int, int] = {}
+
+    def program(self, cs: "CellSamples", program: Path, process: int) -> Path:
+        """The file process number `process` of the cell runs (a fresh copy of `program`, made once)."""
+        if not self.enabled or cs.cell.target.emulated or cs.cell.jvm or launch_spec(program) is not None:
+            return program
+        n = self._numbers.setdefault(id(cs), next(self._cells))
+        folder = program.parent / f".own-{os.getpid()}-{n}"
+        copy = folder / f"{process:03d}" / program.name
+        if not copy.exists():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(program, copy)
+            copy.chmod(program.stat().st_mode & 0o777)
+            if folder not in self._folders.setdefault(id(cs), []):
+                self._folders[id(cs)].append(folder)
+        return copy
+
+    def release(self, cs: "CellSamples") -> None:
+        """The cell ended: its copies go."""
+        self._numbers.pop(id(cs), None)
+        for folder in self._folders.pop(id(cs), []):
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def release_all(self) -> None:
+        for key in list(self._folders):
+            for folder in self._folders.pop(key):
+                shutil.rmtree(folder, ignore_errors=True)
+        self._numbers.clear()
+
+
 # ------------------------------------------------------------------ the loop
 class Measurer:
     """Measures cells batch by batch; calls on_done(samples) as each cell finishes (or fails)."""
@@ -220,8 +277,10 @@ class Measurer:
     def __init__(self, backend: Backend, cpu: int | None, on_done: Callable[[CellSamples], None],
                  on_process: Callable[[Cell, int], None] = lambda cell, n: None):
         self.backend, self.cpu, self.on_done, self.on_process = backend, cpu, on_done, on_process
+        self.copies = OwnCopies(backend.own_copies)
 
     def _run(self, cs: CellSamples, program: Path, args: list[str]) -> Completed:
+        program = self.copies.program(cs, program, len(cs.timing))
         before = system.cpu_snapshot(self.cpu)
         c = self.backend.run_program(program, args, target=cs.cell.target, timeout=cs.cell.profile.timeout_seconds,
                                      env=dict(cs.cell.impl.env), cpu=self.cpu)
@@ -268,6 +327,12 @@ class Measurer:
         """Every cell to its stopping point, `interleave` cells at a time, round robin."""
         if not todo:
             return
+        try:
+            self._measure(todo)
+        finally:
+            self.copies.release_all()
+
+    def _measure(self, todo: list[CellSamples]) -> None:
         size = min(cs.cell.sampling.interleave or len(todo) for cs in todo)
         for start in range(0, len(todo), size):
             active = list(todo[start:start + size])
@@ -282,6 +347,7 @@ class Measurer:
                     if cs.failure is None:
                         cs.stopped = cs.decide()
                     if cs.failure is not None or cs.stopped is not None:
+                        self.copies.release(cs)
                         self.on_done(cs)
                     else:
                         still.append(cs)
@@ -295,5 +361,5 @@ def expected_seconds(cells: list[Cell]) -> float:
                else 1.0 * c.sampling.emulated_processes for c in cells)
 
 
-__all__ = ["Measurer", "CellSamples", "timing_args", "cycles_args", "parse_timing", "parse_cycles",
+__all__ = ["Measurer", "CellSamples", "OwnCopies", "timing_args", "cycles_args", "parse_timing", "parse_cycles",
            "parse_gauge", "failure_status", "OutputError", "expected_seconds"]

@@ -487,6 +487,8 @@ def test_expected_seconds_bounds_the_measuring_time(lab):
 class Programs:
     """Scripted timing and cycles programs: each call answers from the cell's turn (logic around the backend)."""
 
+    own_copies = False  # no program files: each process runs the path it is given
+
     def __init__(self, lab, cells: dict[str, Cell], bad: dict[tuple[str, str, int], Completed] | None = None):
         self.lab, self.cells, self.bad, self.order, self.turn = lab, cells, bad or {}, [], {}
 
@@ -607,6 +609,81 @@ def test_a_failing_process_ends_its_cell_with_the_reason_and_keeps_the_others(la
     # a failed cell is not measured again
     assert sum(1 for i, k, *_ in progs.order if i == "mars/ref") == 2 and len(finished) == 6
     assert measure.Measurer(progs, None, finished.append).measure([]) is None and len(finished) == 6
+
+
+class CopiedPrograms(Programs):
+    """Programs that run where they are: each call records the file it was given, its bytes and mode."""
+
+    own_copies = True
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.files = []
+
+    def run_program(self, program, args, **kw):
+        p = Path(program)
+        self.files.append((args[args.index("--impl") + 1], p.name, p, p.read_bytes(), p.stat().st_mode & 0o777))
+        return super().run_program(program, args, **kw)
+
+
+def test_each_process_runs_its_own_copy_of_its_program_until_its_cell_ends(lab, tmp_path):
+    """The file's pages (code, constant tables) are shared by every process that runs it and set a figure's
+    mode for a whole run: a copy per process makes them part of the replication unit (lab.measure.OwnCopies)."""
+    cells = [cell(lab, k, min_processes=3, max_processes=3, interleave=0, precision=1e-9) for k in ("rc6", "mars")]
+    todo = []
+    for c in cells:
+        d = tmp_path / "build" / c.impl.cipher
+        d.mkdir(parents=True)
+        for name in ("timing", "cycles"):
+            (d / name).write_bytes(f"{name} of {c.impl.id}".encode())
+            (d / name).chmod(0o751)
+        todo.append(measure.CellSamples(c, d / "timing", d / "cycles"))
+    progs, left = CopiedPrograms(lab, {c.impl.id: c for c in cells}), {}
+
+    def done_(cs):  # the cell's copies are gone when it is reported; the programs themselves stay
+        left[cs.cell.impl.id] = sorted(p.name for p in cs.timing_program.parent.rglob("*") if p.is_file())
+
+    measure.Measurer(progs, None, done_).measure(todo)
+    for c, cs in zip(cells, todo):
+        runs = [f for f in progs.files if f[0] == c.impl.id]
+        assert len(runs) == 6  # 3 processes, each its timing and its cycles program
+        for name, original in (("timing", cs.timing_program), ("cycles", cs.cycles_program)):
+            files = [f for f in runs if f[1] == name]
+            paths = [f[2] for f in files]
+            assert len(set(paths)) == 3 and original not in paths  # one copy per process, never the file itself
+            assert all(p.parent.parent.parent == original.parent for p in paths)  # beside it (a container sees it)
+            assert len({len(str(p)) for p in paths}) == 1  # one path length: argv[0] moves no process's stack
+            assert all(f[3] == original.read_bytes() and f[4] == 0o751 for f in files)
+        # process k's timing and cycles programs are copies of one process folder
+        assert [f[2].parent for f in runs if f[1] == "timing"] == [f[2].parent for f in runs if f[1] == "cycles"]
+    assert left == {"rc6/ref": ["cycles", "timing"], "mars/ref": ["cycles", "timing"]}
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["build", "cycles", "cycles", "mars", "rc6", "timing",
+                                                           "timing"]
+
+
+def test_programs_run_as_they_are_where_a_copy_would_not_be_the_process_own(lab, tmp_path):
+    """An emulated target (QEMU translates the code), a backend that ships programs elsewhere (SSH) and a
+    failure midway: no copy, or none left behind."""
+    prog, cyc = tmp_path / "timing", tmp_path / "cycles"
+    prog.write_bytes(b"x")
+    cyc.write_bytes(b"y")
+    emu = cell(lab, "des", "spbox", target="sparc64", emulated_processes=1)
+    progs = CopiedPrograms(lab, {"des/spbox": emu})
+    measure.Measurer(progs, 0, lambda cs: None).measure([measure.CellSamples(emu, prog, prog)])
+    assert [f[2] for f in progs.files] == [prog]
+    native = cell(lab, "rc6", min_processes=2, max_processes=2, precision=1e-9)
+    progs = CopiedPrograms(lab, {"rc6/ref": native})
+    progs.own_copies = False
+    measure.Measurer(progs, 0, lambda cs: None).measure([measure.CellSamples(native, prog, cyc)])
+    assert {f[2] for f in progs.files} == {prog, cyc}
+    progs = CopiedPrograms(lab, {"rc6/ref": native})
+
+    def stop(cell_, n):  # Ctrl-C after the first process, its copies still in use
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        measure.Measurer(progs, 0, lambda cs: None, stop).measure([measure.CellSamples(native, prog, cyc)])
+    assert len({f[2] for f in progs.files}) == 2 and sorted(tmp_path.rglob("*")) == [cyc, prog]
 
 
 def test_a_marker_target_runs_only_its_timing_program(lab):

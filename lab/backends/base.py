@@ -152,6 +152,9 @@ class Backend(ABC):
     """Runs commands and built programs for targets on one machine."""
 
     name: str = "?"
+    # whether a measuring process may run its own copy of a program (lab.measure.OwnCopies): the program's file
+    # is where it runs (this machine, or a container that mounts the build folder)
+    own_copies: bool = True
 
     def __init__(self) -> None:
         self.cancel = Cancel()

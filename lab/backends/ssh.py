@@ -103,6 +103,7 @@ def _heartbeat(chan, stop: threading.Event) -> None:
 
 class SshBackend(Backend):
     name = "ssh"
+    own_copies = False  # programs are shipped once by content; the host runs that copy for every process
 
     def __init__(self, host_name: str, host: HostFile, build: Backend, *, accept_new_host_keys: bool = False,
                  root: Path = ROOT):
