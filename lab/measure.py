@@ -241,12 +241,16 @@ class OwnCopies:
         self.enabled = enabled
         self._folders: dict[int, list[Path]] = {}
         self._numbers: dict[int, int] = {}
+        self._swept: set[Path] = set()
 
     def program(self, cs: "CellSamples", program: Path, process: int) -> Path:
         """The file process number `process` of the cell runs (a fresh copy of `program`, made once)."""
         if not self.enabled or cs.cell.target.emulated or cs.cell.jvm or launch_spec(program) is not None:
             return program
         n = self._numbers.setdefault(id(cs), next(self._cells))
+        if program.parent not in self._swept:
+            self._swept.add(program.parent)
+            _sweep(program.parent)
         folder = program.parent / f".own-{os.getpid()}-{n}"
         copy = folder / f"{process:03d}" / program.name
         if not copy.exists():
@@ -268,6 +272,18 @@ class OwnCopies:
             for folder in self._folders.pop(key):
                 shutil.rmtree(folder, ignore_errors=True)
         self._numbers.clear()
+
+
+def _sweep(folder: Path) -> None:
+    """Copies left beside a program by a process that died before its cells ended (killed, a lost Dask
+    worker): gone, once the process that made them is."""
+    for d in folder.glob(".own-*-*"):
+        try:
+            os.kill(int(d.name.split("-")[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue
 
 
 # ------------------------------------------------------------------ the loop

@@ -349,7 +349,9 @@ def _measuring_worker(run_pid: int, build_dir: Path) -> tuple[int, int, str] | N
         except OSError:
             continue
         if argv and str(build_dir).encode() in argv[0] and Path(argv[0].decode()).name in ("timing", "cycles"):
-            return int(stat.rsplit(")", 1)[1].split()[1]), pid, str(Path(argv[0].decode()).parent)
+            program = Path(argv[0].decode())  # the process's own copy: <cell>/.own-PID-N/<process>/<program>
+            cell = program.parent.parent.parent if program.parent.parent.name.startswith(".own-") else program.parent
+            return int(stat.rsplit(")", 1)[1].split()[1]), pid, str(cell)
     return None
 
 
@@ -393,3 +395,5 @@ def test_a_dask_worker_that_dies_mid_measurement_has_its_cell_measured_again(tmp
     cipher, impl = Path(cell_dir).parts[-2:]
     (hit,) = [c for c in cells if c.cell.startswith(f"{cipher}/{impl}@")]
     assert min(p.started for p in [*hit.measurement.timing, *hit.measurement.cycles]) > at
+    # the dead worker's copies of its programs were swept when the cell was measured again; none are left
+    assert not list(build.rglob(".own-*"))

@@ -7,6 +7,7 @@ the fast tests the mutation benchmark runs against every small change of those m
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -748,3 +749,24 @@ def test_a_java_cell_takes_the_noise_of_figures_at_the_speed_they_ran_at(lab):
     prior_c, prior_java = samples(c, [[1000, 1000]] * 3), samples(c, [[1000, 1000]] * 3)
     prior_java.cell = SimpleNamespace(jvm=True, sampling=c.sampling)
     assert (prior_c.run_noise, prior_java.run_noise) == (0.003, 0.01)  # never calibrated: the priors, by kind
+
+
+def test_copies_a_dead_process_left_are_swept_when_their_program_is_measured_again(lab, tmp_path):
+    """A measuring process killed before its cells ended (a lost Dask worker) leaves its copies: the next process
+    to measure from that folder removes them, and never a live process's."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, alive = tmp_path / f".own-{int(gone.stdout)}-4" / "000", tmp_path / f".own-{os.getppid()}-1" / "000"
+    for d in (dead, alive):
+        d.mkdir(parents=True)
+        (d / "timing").write_bytes(b"x")
+    (tmp_path / ".own-notes").mkdir()  # not a copy folder
+    for name in ("timing", "cycles"):
+        (tmp_path / name).write_bytes(name.encode())
+    native = cell(lab, "rc6", min_processes=1, max_processes=1, precision=1e-9)
+    progs = CopiedPrograms(lab, {"rc6/ref": native})
+    measure.Measurer(progs, 0, lambda cs: None).measure(
+        [measure.CellSamples(native, tmp_path / "timing", tmp_path / "cycles")])
+    assert not dead.parent.exists() and (alive / "timing").exists() and (tmp_path / ".own-notes").is_dir()
