@@ -330,6 +330,14 @@ def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpe
     return 0
 
 
+def bench_placement(implementation="serpent/avx2", toolchain="gcc-O3", copies=60, processes=2, sizes="1,1024",
+                    out=None) -> int:
+    from .bench import placement
+
+    placement.bench(_lab(), implementation, toolchain, copies, processes, sizes, Path(out) if out else None)
+    return 0
+
+
 def bench_repeatability(ciphers=None, toolchains=None, implementations=None, targets=None, profile=None,
                         out=None, runs=None) -> int:
     from . import results

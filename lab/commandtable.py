@@ -201,6 +201,16 @@ COMMANDS: tuple[Command, ...] = (
                     "name the condition of stored --runs)"),
                 out("aa"),
                 DEBUG), invoke="bench.aa"),
+    Command("bench-placement", "does the physical placement of a program's file set its figures: one cell's cycles "
+            "program as fresh copies of its file against the file itself", "bench_placement", (
+                Opt("implementation", "CIPHER/IMPLEMENTATION to measure (default serpent/avx2)", "str",
+                    default="serpent/avx2"),
+                Opt("toolchain", "toolchain profile (default gcc-O3)", "str", default="gcc-O3"),
+                Opt("copies", "fresh copies of the program, all kept to the end (default 60)", "int", default=60),
+                Opt("processes", "processes of each copy (default 2)", "int", default=2),
+                Opt("sizes", "blocks per call of Encrypt-n and Decrypt-n (default 1,1024)", "str", default="1,1024"),
+                out("placement"),
+                DEBUG), invoke="bench.placement"),
     Command("java-run", "matrix.run's preset for Java cells: every Java implementation and Java peer (ciphers with Java "
             "code) under openjdk17-c2 unless --toolchains names other JVM (or C) profiles", "java_run", RUN_OPTS,
             invoke="java.run"),

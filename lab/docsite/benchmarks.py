@@ -142,6 +142,18 @@ def mainjob(d: dict) -> str:
     return "; ".join(parts) or "–"
 
 
+def placement(d: dict) -> str:
+    """The copies that took a slow placement (a mode shared by a copy's processes) against the file itself."""
+    own, same = d.get("copies_of_the_file") or {}, d.get("the_file_itself") or {}
+    slow = [f"{q} {a['slow_groups']} ({', '.join(f'{x:.2f}x' for x in a.get('slow_ratios') or [])})"
+            for q, a in own.items() if a.get("slow_groups")]
+    within = max((a.get("within_group", 0) for a in own.values()), default=0)
+    return (f"{d.get('cell')}: {d.get('copies')} copies x {d.get('processes')} processes; copies at least "
+            f"{d.get('mode_ratio')}x the median: {'; '.join(slow) or 'none'}; the file itself, as many groups: "
+            f"{sum(a.get('slow_groups', 0) for a in same.values())}; a copy's processes within "
+            f"{_pct(within)} of it (median, largest quantity)")
+
+
 #: benchmark (its file's name, or FILE_OF's) -> what the invoke task is and the one line of figures of a result
 FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
     "repeatability": ("bench.repeatability", repeatability), "peers": ("bench.peers", peers),
@@ -150,6 +162,7 @@ FIGURES: dict[str, tuple[str, Callable[[dict], str]]] = {
     "java": ("bench.java", java), "mutation": ("bench.mutation", mutation),
     "semantic-mutation": ("bench.mutation --semantic", semantic_mutation), "scale": ("bench.scale", scale),
     "compilers": ("bench.compilers", compilers), "mainjob": ("bench.mainjob", mainjob), "aa": ("bench.aa", aa),
+    "placement": ("bench.placement", placement),
     "test-repeat": ("test.repeat", test_repeat),
 }
 
