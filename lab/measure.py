@@ -32,7 +32,6 @@ from typing import Callable
 from .models import Gauge, Status
 from . import protocol, system
 from .backends import Backend, Completed
-from .backends.base import launch_spec
 from .plan import Cell
 from .quantities import Quantity, all_settled, cycle_quantities, timing_quantities, worst_precision
 
@@ -231,8 +230,8 @@ class OwnCopies:
     process makes that placement part of the replication unit, as the heap's and the stack's already are, so it
     shows in the processes' spread instead of moving a whole cell between runs. A cell's copies stay until the
     cell ends (a new copy would otherwise take the pages the last one freed) and then go. Copies are made where
-    the program lies (the build folder, which a container also sees), under paths of one length; a launcher
-    (Java: its JIT's code is the process's own anyway), an emulated target's program (QEMU translates it) and
+    the program lies (the build folder, which a container also sees), under paths of one length; a Java cell's
+    launcher (the JIT's code is each process's own anyway), an emulated target's program (QEMU translates it) and
     a backend that ships programs elsewhere (`Backend.own_copies` false: an SSH host) run the program itself."""
 
     _cells = itertools.count()
@@ -245,7 +244,7 @@ class OwnCopies:
 
     def program(self, cs: "CellSamples", program: Path, process: int) -> Path:
         """The file process number `process` of the cell runs (a fresh copy of `program`, made once)."""
-        if not self.enabled or cs.cell.target.emulated or cs.cell.jvm or launch_spec(program) is not None:
+        if not self.enabled or cs.cell.target.emulated or cs.cell.jvm:
             return program
         n = self._numbers.setdefault(id(cs), next(self._cells))
         if program.parent not in self._swept:

@@ -672,6 +672,10 @@ def test_programs_run_as_they_are_where_a_copy_would_not_be_the_process_own(lab,
     progs = CopiedPrograms(lab, {"des/spbox": emu})
     measure.Measurer(progs, 0, lambda cs: None).measure([measure.CellSamples(emu, prog, prog)])
     assert [f[2] for f in progs.files] == [prog]
+    java = Cell(lab.impl("rc6"), lab.toolchain("openjdk17-c2"), lab.target("host"), (128,), lab.profile("smoke"))
+    assert java.jvm
+    jcs = measure.CellSamples(java, prog, cyc)
+    assert measure.OwnCopies().program(jcs, prog, 0) == prog  # the JIT's code is each JVM's own
     native = cell(lab, "rc6", min_processes=2, max_processes=2, precision=1e-9)
     progs = CopiedPrograms(lab, {"rc6/ref": native})
     progs.own_copies = False

@@ -5,8 +5,7 @@ process running that file shares.  This benchmark builds and gates one cell (the
 its cycles program on the measuring CPU as `copies` fresh copies of the file (all kept until the end, so that
 no copy takes the pages another freed), `processes` processes each; and, as the control, the program itself
 `copies` x `processes` times.  Per quantity (Encrypt-n, Decrypt-n, EKey, DKey) it prints how far the copies'
-figures (the fastest of their processes' per-block minima) spread, how far a copy's processes spread around
-their copy, and how many copies (or, in the control, groups of `processes` consecutive processes) landed at
+figures (the fastest of their processes' per-block minima) spread, how far a copy's processes lie apart, and how many copies (or, in the control, groups of `processes` consecutive processes) landed at
 least 1.3 times the median: a *mode* that every process of a copy shares.  When copies show modes the control
 does not, a run whose processes all run one file takes one placement for all of them, and a figure moves between
 runs where no process-level interval sees it: why lab.measure.OwnCopies gives each process its own copy.
@@ -46,15 +45,16 @@ def per_block(stdout: str) -> dict[str, float]:
 
 def summarise(table: dict[str, np.ndarray]) -> dict[str, dict]:
     """Per quantity, from its (groups x processes) figures: a group's figure is its fastest process (a placement
-    every process of a copy shares moves it; one disturbed process does not), the groups' spread, the processes'
-    distance from their group's figure, and the groups at least MODE times the median group."""
+    every process of a copy shares moves it; one disturbed process does not), the groups' spread, how far a
+    group's slowest process lies from its fastest (the median over groups), and the groups at least MODE times the
+    median group."""
     rows = {}
     for q, a in table.items():
         g = np.nanmin(a, axis=1)
         med = float(np.median(g))
         rows[q] = {"median": round(med, 3),
                    "groups_spread": round(float(g.max() / g.min() - 1), 4),
-                   "within_group": round(float(np.nanmedian(np.abs(a - g[:, None]) / g[:, None])), 5),
+                   "within_group": round(float(np.nanmedian(np.nanmax(a, axis=1) / g - 1)), 5),
                    "slow_groups": int((g >= MODE * med).sum()),
                    "slow_ratios": sorted(round(float(x / med), 2) for x in g if x >= MODE * med)}
     return rows
@@ -113,8 +113,8 @@ def bench(lab: Lab, implementation: str, toolchain: str = "gcc-O3", copies: int 
 def format_table(d: dict) -> str:
     lines = [f"{d['cell']}: {d['copies']} copies x {d['processes']} processes, and the file itself as many times "
              f"(groups of {d['processes']} consecutive processes)",
-             "| quantity | copies: spread | within a copy | copies >= 1.3x the median | the file: spread | within "
-             "a group | groups >= 1.3x |", "|" + " --- |" * 7]
+             "| quantity | copies: spread | a copy's processes apart | copies >= 1.3x the median | the file: spread | a "
+             "group's processes apart | groups >= 1.3x |", "|" + " --- |" * 7]
     for q, a in d["copies_of_the_file"].items():
         b = d["the_file_itself"].get(q, {})
         lines.append(f"| {q} | {100 * a['groups_spread']:.1f} % | {100 * a['within_group']:.2f} % | "

@@ -150,8 +150,8 @@ def placement(d: dict) -> str:
     within = max((a.get("within_group", 0) for a in own.values()), default=0)
     return (f"{d.get('cell')}: {d.get('copies')} copies x {d.get('processes')} processes; copies at least "
             f"{d.get('mode_ratio')}x the median: {'; '.join(slow) or 'none'}; the file itself, as many groups: "
-            f"{sum(a.get('slow_groups', 0) for a in same.values())}; a copy's processes within "
-            f"{_pct(within)} of it (median, largest quantity)")
+            f"{sum(a.get('slow_groups', 0) for a in same.values())}; a copy's processes "
+            f"{_pct(within)} apart (the median copy; the quantity where they lie furthest)")
 
 
 #: benchmark (its file's name, or FILE_OF's) -> what the invoke task is and the one line of figures of a result
