@@ -622,8 +622,10 @@ class CopiedPrograms(Programs):
         self.files = []
 
     def run_program(self, program, args, **kw):
-        p = Path(program)
-        self.files.append((args[args.index("--impl") + 1], p.name, p, p.read_bytes(), p.stat().st_mode & 0o777))
+        p, impl = Path(program), args[args.index("--impl") + 1]
+        # every copy this cell ran before is still there: a new copy cannot take the pages of a freed one
+        self.kept = getattr(self, "kept", True) and all(f[2].exists() for f in self.files if f[0] == impl)
+        self.files.append((impl, p.name, p, p.read_bytes(), p.stat().st_mode & 0o777))
         return super().run_program(program, args, **kw)
 
 
@@ -645,6 +647,7 @@ def test_each_process_runs_its_own_copy_of_its_program_until_its_cell_ends(lab, 
         left[cs.cell.impl.id] = sorted(p.name for p in cs.timing_program.parent.rglob("*") if p.is_file())
 
     measure.Measurer(progs, None, done_).measure(todo)
+    assert progs.kept
     for c, cs in zip(cells, todo):
         runs = [f for f in progs.files if f[0] == c.impl.id]
         assert len(runs) == 6  # 3 processes, each its timing and its cycles program
