@@ -307,6 +307,7 @@ def bisect(lab: Lab, cipher: str, toolchain: str = "gcc-O3", target: str = "host
         else:
             _bisect_timed(out, probes, ready, pr, metric, max_rounds)
     finally:
+        pr.measurer.close()  # the probes' copies of their programs
         for wt in worktrees:
             subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(wt)], capture_output=True)
         backend.close()

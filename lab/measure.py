@@ -225,8 +225,9 @@ class OwnCopies:
 
     The code and constant tables of a program are mapped from the page cache's pages of its file: every process
     that runs the file shares them, and where they lie in physical memory sets conflicts in the physically
-    indexed caches that move a figure, for a whole run (serpent/avx2 decryption of 1,024 blocks: 2x slower in 2
-    copies of 260, both processes of such a copy alike; AMD EPYC, 2026-11-29, docs/measurement.md). A copy per
+    indexed caches that move a figure, for a whole run (serpent/avx2 decryption of 1,024 blocks: 1.5-2.5x slower in 5
+    copies of 400, both processes of such a copy alike, never in 400 runs of the file itself: bench.placement, AMD
+    EPYC, 2026-11-29, docs/measurement.md). A copy per
     process makes that placement part of the replication unit, as the heap's and the stack's already are, so it
     shows in the processes' spread instead of moving a whole cell between runs. A cell's copies stay until the
     cell ends (a new copy would otherwise take the pages the last one freed) and then go. Copies are made where
@@ -345,7 +346,11 @@ class Measurer:
         try:
             self._measure(todo)
         finally:
-            self.copies.release_all()
+            self.close()
+
+    def close(self) -> None:
+        """The copies of programs still in use go (a caller that runs one_process itself calls it at its end)."""
+        self.copies.release_all()
 
     def _measure(self, todo: list[CellSamples]) -> None:
         size = min(cs.cell.sampling.interleave or len(todo) for cs in todo)

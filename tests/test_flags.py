@@ -55,6 +55,8 @@ def test_every_combination_is_a_candidate_and_the_json_says_what_each_became(fou
     assert {e["status"] for e in d["candidates"]} <= set(flags.STATUSES)
     assert d["winner"] is not None and d["quantity"] == "encrypt_speed" and d["key_size"] == 128
     assert "ct" not in d and not any("ct" in e for e in d["candidates"])  # without --ct: no constant-time part
+    # each racing process ran its own copy of its candidate's program (lab.measure.OwnCopies); none is left
+    assert list((found["tmp"] / "build").rglob("timing")) and not list((found["tmp"] / "build").rglob(".own-*"))
     for e in d["candidates"]:
         if e["status"] in ("winner", "tied", "slower"):
             assert e["ci_low"] <= e["estimate"] <= e["ci_high"] and e["processes"] >= 5
