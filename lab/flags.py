@@ -584,13 +584,11 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
     backend = make_backend(lab, "host", build_dir=build_dir, progress=say)
     out: list[CellSearch] = []
     jobs = max(1, jobs or os.cpu_count() or 1)
-    measurer = None
+    measurer = Measurer(backend, backend.pick_cpu("auto"), lambda cs: None)
     try:
         backend.prepare(tgts, inputs=sorted({f for i in impls for f in i.vector_files}))
         pipes = Pipelines.of(backend, Builder(lab.root, build_dir, backend), build_dir / "kat-cache", ct=ct)
-        cpu = backend.pick_cpu("auto")
         run_id = new_run_id(f"flags-{Path(space_path).stem}")
-        measurer = Measurer(backend, cpu, lambda cs: None)
         for t in tgts:
             for impl in impls:
                 race = Race(QUANTITIES[quantity], key_size, min_rounds, max_rounds, precision, threshold=threshold)
@@ -602,10 +600,9 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
                     out.append(race_cell(prepared, measurer, say))
                 confirm_cell(out[-1], pipes, say, jobs)  # the full gate, outside the lock
                 say("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in out[-1].stages.items()))
-        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, cpu, ct)
+        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, measurer.cpu, ct)
     finally:
-        if measurer is not None:
-            measurer.close()  # the race's copies of the candidates' programs
+        measurer.close()  # the race's copies of the candidates' programs
         backend.close()
     doc = FlagSearch(space=shown(lab, space_path), base=base.name, quantity=QUANTITIES[quantity], key_size=key_size,
                      run=run_dir.name, cells=[c.record() for c in out])
