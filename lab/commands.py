@@ -330,11 +330,15 @@ def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpe
     return 0
 
 
-def bench_placement(implementation="serpent/avx2", toolchain="gcc-O3", copies=60, processes=2, sizes="1,1024",
+def bench_placement(implementation="serpent/avx2", toolchain="gcc-O3", copies=60, processes=2, sizes=None,
                     out=None) -> int:
     from .bench import placement
 
-    placement.bench(_lab(), implementation, toolchain, copies, processes, sizes, Path(out) if out else None)
+    try:
+        blocks = [int(x) for x in sizes or (1, 1024)]
+    except ValueError:
+        raise UsageError(f"option --sizes: '{','.join(sizes)}' is not a comma list of block counts") from None
+    placement.bench(_lab(), implementation, toolchain, copies, processes, blocks, Path(out) if out else None)
     return 0
 
 

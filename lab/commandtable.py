@@ -208,7 +208,7 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("toolchain", "toolchain profile (default gcc-O3)", "str", default="gcc-O3"),
                 Opt("copies", "fresh copies of the program, all kept to the end (default 60)", "int", default=60),
                 Opt("processes", "processes of each copy (default 2)", "int", default=2),
-                Opt("sizes", "blocks per call of Encrypt-n and Decrypt-n (default 1,1024)", "str", default="1,1024"),
+                Opt("sizes", "blocks per call of Encrypt-n and Decrypt-n (default 1,1024)", "csv"),
                 out("placement"),
                 DEBUG), invoke="bench.placement"),
     Command("java-run", "matrix.run's preset for Java cells: every Java implementation and Java peer (ciphers with Java "

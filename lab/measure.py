@@ -225,15 +225,15 @@ class OwnCopies:
 
     The code and constant tables of a program are mapped from the page cache's pages of its file: every process
     that runs the file shares them, and where they lie in physical memory sets conflicts in the physically
-    indexed caches that move a figure, for a whole run (serpent/avx2 decryption of 1,024 blocks: 1.5-2.5x slower in 5
-    copies of 400, both processes of such a copy alike, never in 400 runs of the file itself: bench.placement, AMD
-    EPYC, 2026-11-29, docs/measurement.md). A copy per
-    process makes that placement part of the replication unit, as the heap's and the stack's already are, so it
-    shows in the processes' spread instead of moving a whole cell between runs. A cell's copies stay until the
-    cell ends (a new copy would otherwise take the pages the last one freed) and then go. Copies are made where
-    the program lies (the build folder, which a container also sees), under paths of one length; a Java cell's
-    launcher (the JIT's code is each process's own anyway), an emulated target's program (QEMU translates it) and
-    a backend that ships programs elsewhere (`Backend.own_copies` false: an SSH host) run the program itself."""
+    indexed caches that move a figure, for a whole run (serpent/avx2 decryption of 1,024 blocks: 1.5-2.5x slower
+    in 5 copies of 400, both processes of such a copy alike, never in 400 runs of the file itself: bench.placement,
+    AMD EPYC, 2026-11-29, docs/measurement.md). A copy per process makes that placement part of the replication
+    unit, as the heap's and the stack's already are, so it shows in the processes' spread instead of moving a
+    whole cell between runs. A cell's copies stay until the cell ends (a new copy would otherwise take the pages
+    the last one freed) and then go. Copies are made where the program lies (the build folder, which a container
+    also sees), under paths of one length; a Java cell's launcher (the JIT's code is each process's own anyway),
+    an emulated target's program (QEMU translates it) and a backend that ships programs elsewhere
+    (`Backend.own_copies` false: an SSH host) run the program itself."""
 
     _cells = itertools.count()
 
@@ -254,9 +254,7 @@ class OwnCopies:
         folder = program.parent / f".own-{os.getpid()}-{n}"
         copy = folder / f"{process:03d}" / program.name
         if not copy.exists():
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(program, copy)
-            copy.chmod(program.stat().st_mode & 0o777)
+            copy_program(program, copy)
             if folder not in self._folders.setdefault(id(cs), []):
                 self._folders[id(cs)].append(folder)
         return copy
@@ -272,6 +270,14 @@ class OwnCopies:
             for folder in self._folders.pop(key):
                 shutil.rmtree(folder, ignore_errors=True)
         self._numbers.clear()
+
+
+def copy_program(program: Path, copy: Path) -> Path:
+    """A fresh copy of a program file (its folders made, its mode kept): new pages in the page cache."""
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(program, copy)
+    copy.chmod(program.stat().st_mode & 0o777)
+    return copy
 
 
 def _sweep(folder: Path) -> None:
@@ -381,5 +387,5 @@ def expected_seconds(cells: list[Cell]) -> float:
                else 1.0 * c.sampling.emulated_processes for c in cells)
 
 
-__all__ = ["Measurer", "CellSamples", "OwnCopies", "timing_args", "cycles_args", "parse_timing", "parse_cycles",
-           "parse_gauge", "failure_status", "OutputError", "expected_seconds"]
+__all__ = ["Measurer", "CellSamples", "OwnCopies", "copy_program", "timing_args", "cycles_args", "parse_timing",
+           "parse_cycles", "parse_gauge", "failure_status", "OutputError", "expected_seconds"]

@@ -10,8 +10,8 @@ where the raw figures moved by 0.94 %.
 So a run's timed figures are given at the machine's *reference speed*: each multiplied (costs divided) by the
 run's gauge over the reference gauge of the same gauge program.  The gauge is compiled with the cell's
 compiler and its toolchain's flags (the build's cflags), on its target, and timed in the timing (ns) or cycles
-(counter units) program: a *gauge group* is that combination, and only gauges of one group are ever compared.  A group's reference is the run
-gauge of the first run on this machine (and CPU model) that measured it, stored in
+(counter units) program: a *gauge group* is that combination, and only gauges of one group are ever compared.
+A group's reference is the run gauge of the first run on this machine (and CPU model) that measured it, stored in
 ``results/<machine>/speed.json`` and copied into every later run's metadata (``speed_reference``), so a run's
 figures never depend on files outside its folder.  A run without references (older runs, flag searches) keeps
 its raw figures (``speed_factor`` NaN).

@@ -347,17 +347,13 @@ def test_the_intervals_are_judged_by_the_two_runs_differences():
 def test_placement_tells_a_mode_a_copy_shares_from_a_process_outlier():
     """bench.placement: a copy whose every process is 2x slower is one slow copy; one slow process among a copy's
     is not (the copy's figure is its fastest process); per-block figures from the cycles program's minima."""
-    import json
     import numpy as np
     from lab.bench import placement
 
-    out = "\n".join(json.dumps(r) for r in [
-        {"type": "counter", "counter": "x86-tsc", "unit": "tsc_ticks", "ticks_per_second": 2.5e9},
-        {"type": "cycles", "op": "null", "n": 1, "calls": 1, "deltas": [26]},
-        {"type": "cycles", "op": "init", "n": 1, "calls": 64, "deltas": [260]},
-        {"type": "cycles", "op": "ekey", "n": 1, "calls": 4, "deltas": [4000, 3600, 3900]},
-        {"type": "cycles", "op": "decrypt", "n": 1024, "calls": 2, "deltas": [90_112, 88_064]}])
-    assert placement.per_block(out) == {"ekey": 900.0, "decrypt-1024": 43.0}
+    ops = [{"op": "null", "n": 1, "calls": 1, "deltas": [26]}, {"op": "init", "n": 1, "calls": 64, "deltas": [260]},
+           {"op": "ekey", "n": 1, "calls": 4, "deltas": [4000, 3600, 3900]},
+           {"op": "decrypt", "n": 1024, "calls": 2, "deltas": [90_112, 88_064]}]
+    assert placement.per_block(ops) == {"ekey": 900.0, "decrypt-1024": 43.0}
     a = np.array([[43.0, 43.2], [86.0, 86.4], [43.1, 90.0], [42.9, 43.0], [43.0, 43.1]])
     s = placement.summarise({"decrypt-1024": a})["decrypt-1024"]
     assert s["slow_groups"] == 1 and s["slow_ratios"] == [2.0]  # copy 1; copy 2's one slow process is not a mode

@@ -5,15 +5,15 @@ process running that file shares.  This benchmark builds and gates one cell (the
 its cycles program on the measuring CPU as `copies` fresh copies of the file (all kept until the end, so that
 no copy takes the pages another freed), `processes` processes each; and, as the control, the program itself
 `copies` x `processes` times.  Per quantity (Encrypt-n, Decrypt-n, EKey, DKey) it prints how far the copies'
-figures (the fastest of their processes' per-block minima) spread, how far a copy's processes lie apart, and how many copies (or, in the control, groups of `processes` consecutive processes) landed at
-least 1.3 times the median: a *mode* that every process of a copy shares.  When copies show modes the control
+figures (the fastest of their processes' per-block minima) spread, how far a copy's processes lie apart, and how
+many copies (or, in the control, groups of `processes` consecutive processes) landed at least 1.3 times the
+median: a *mode* that every process of a copy shares.  When copies show modes the control
 does not, a run whose processes all run one file takes one placement for all of them, and a figure moves between
 runs where no process-level interval sees it: why lab.measure.OwnCopies gives each process its own copy.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -25,6 +25,8 @@ from ..backends.host import HostBackend
 from ..buildplan import plan_build
 from ..config import Lab
 from ..errors import UserError
+from ..measure import OutputError, copy_program, cycles_args, parse_cycles
+from ..plan import Cell
 from ..request import RunRequest
 from ..run import run
 from . import header, store
@@ -32,15 +34,13 @@ from . import header, store
 MODE = 1.3  # a copy this many times the median (or more) took a slow placement
 
 
-def per_block(stdout: str) -> dict[str, float]:
-    """A cycles program's output: each operation's per-block (per-call for key setup) minimum over samples."""
-    out = {}
-    for line in stdout.splitlines():
-        r = json.loads(line)
-        if r.get("type") == "cycles" and r["op"] not in ("null", "init") and r.get("deltas"):
-            out[f"{r['op']}-{r['n']}" if r["op"] in ("encrypt", "decrypt") else r["op"]] = \
-                min(r["deltas"]) / r["calls"] / r["n"]
-    return out
+def per_block(ops: list[dict]) -> dict[str, float]:
+    """A cycles process's operations (lab.measure.parse_cycles): each one's per-block (per-call for key setup)
+    minimum over its samples; the empty call and cipherInit left out."""
+    def name(o: dict) -> str:
+        return f"{o['op']}-{o['n']}" if o["op"] in ("encrypt", "decrypt") else o["op"]
+
+    return {name(o): min(o["deltas"]) / o["calls"] / o["n"] for o in ops if o["op"] not in ("null", "init")}
 
 
 def summarise(table: dict[str, np.ndarray]) -> dict[str, dict]:
@@ -61,7 +61,7 @@ def summarise(table: dict[str, np.ndarray]) -> dict[str, dict]:
 
 
 def bench(lab: Lab, implementation: str, toolchain: str = "gcc-O3", copies: int = 60, processes: int = 2,
-          sizes: str = "1,1024", out: Path | None = None, say=print) -> dict:
+          sizes: list[int] = (1, 1024), out: Path | None = None, say=print) -> dict:
     cipher = implementation.split("/")[0]
     if copies < 2 or processes < 1:
         raise UserError("options --copies and --processes: need at least 2 copies of at least 1 process")
@@ -73,37 +73,35 @@ def bench(lab: Lab, implementation: str, toolchain: str = "gcc-O3", copies: int 
                         f"answers on the host ({o.counts}); see the run in {o.run_dir}")
     impl, tc, target = lab.impl(implementation), lab.toolchain(toolchain), lab.target("host")
     program = plan_build(impl, tc, target, "cycles", root=lab.root, build_dir=lab.root / "build").output
+    quick = lab.profile("quick")  # the main job's cycles program, at the sizes asked
+    cell = Cell(impl, tc, target, (128 if 128 in impl.key_bits else impl.key_bits[0],),
+                quick.model_copy(update={"cycles": quick.cycles.model_copy(update={"sizes": sizes})}))
     cpu = system.pick_cpu("auto")
     backend = HostBackend(lab.root)
-    args = ["--impl", implementation, "--key-bits", "128", "--sizes", sizes, "--samples", "32", "--warmup", "2",
-            "--sample-us", "50", "--long-samples", "8"]
     folder = program.parent / f".placement-{os.getpid()}"
 
     def measure(files: list[Path]) -> dict[str, np.ndarray]:
         table: dict[str, np.ndarray] = {}
         for k, f in enumerate(files):
             for p in range(processes):
-                c = backend.run_program(f, args, target=target, timeout=120, cpu=cpu)
-                if c.returncode != 0:
-                    raise UserError(f"bench.placement: {f} failed: {c.describe_failure()}")
-                for q, v in per_block(c.stdout).items():
+                c = backend.run_program(f, cycles_args(cell), target=target, timeout=120, cpu=cpu)
+                try:
+                    if c.returncode != 0:
+                        raise OutputError(c.describe_failure())
+                    ops = parse_cycles(c, cell)[1]
+                except OutputError as e:
+                    raise UserError(f"bench.placement: {f} failed: {e}") from None
+                for q, v in per_block(ops).items():
                     table.setdefault(q, np.full((len(files), processes), np.nan))[k, p] = v
         return table
 
-    try:
-        made = []
-        for k in range(copies):  # every copy kept to the end: a new one never takes the pages of a freed one
-            f = folder / f"{k:03d}" / program.name
-            f.parent.mkdir(parents=True)
-            shutil.copyfile(program, f)
-            f.chmod(0o755)
-            made.append(f)
-        own = summarise(measure(made))
+    try:  # every copy kept to the end: a new one never takes the pages of a freed one
+        own = summarise(measure([copy_program(program, folder / f"{k:03d}" / program.name) for k in range(copies)]))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     same = summarise(measure([program] * copies))
     doc = {**header("placement"), "cell": f"{implementation}@{toolchain}@host", "cpu": cpu, "copies": copies,
-           "processes": processes, "sizes": sizes, "mode_ratio": MODE, "copies_of_the_file": own,
+           "processes": processes, "sizes": ",".join(map(str, sizes)), "mode_ratio": MODE, "copies_of_the_file": own,
            "the_file_itself": same}
     say(format_table(doc))
     store(lab.root, doc, "placement", out, say)
@@ -113,8 +111,8 @@ def bench(lab: Lab, implementation: str, toolchain: str = "gcc-O3", copies: int 
 def format_table(d: dict) -> str:
     lines = [f"{d['cell']}: {d['copies']} copies x {d['processes']} processes, and the file itself as many times "
              f"(groups of {d['processes']} consecutive processes)",
-             "| quantity | copies: spread | a copy's processes apart | copies >= 1.3x the median | the file: spread | a "
-             "group's processes apart | groups >= 1.3x |", "|" + " --- |" * 7]
+             "| quantity | copies: spread | a copy's processes apart | copies >= 1.3x the median | the file: spread "
+             "| a group's processes apart | groups >= 1.3x |", "|" + " --- |" * 7]
     for q, a in d["copies_of_the_file"].items():
         b = d["the_file_itself"].get(q, {})
         lines.append(f"| {q} | {100 * a['groups_spread']:.1f} % | {100 * a['within_group']:.2f} % | "
