@@ -261,15 +261,17 @@ class OwnCopies:
 
     def release(self, cs: "CellSamples") -> None:
         """The cell ended: its copies go."""
-        self._numbers.pop(id(cs), None)
-        for folder in self._folders.pop(id(cs), []):
-            shutil.rmtree(folder, ignore_errors=True)
+        self._release(id(cs))
 
     def release_all(self) -> None:
-        for key in list(self._folders):
-            for folder in self._folders.pop(key):
-                shutil.rmtree(folder, ignore_errors=True)
-        self._numbers.clear()
+        """Every cell's copies go (the measuring ended, or was stopped)."""
+        for key in list(self._numbers):
+            self._release(key)
+
+    def _release(self, key: int) -> None:
+        self._numbers.pop(key, None)
+        for folder in self._folders.pop(key, []):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def copy_program(program: Path, copy: Path) -> Path:
