@@ -42,22 +42,26 @@ class Noise:
     cpu: str  # the machine's CPU model when it was measured
     within_scale: float = 1.0  # the share of the within-run part the pairs need (stats.fit_within_scale; older: 1)
     raw_run_noise: float | None = None  # the run noise of figures at the speed they ran at (Java's; older: run_noise)
+    lanes: int = 1  # processes measured at once in the pairs (sampling.lanes): a calibration holds for its own
 
 
-def path(results_dir: Path, machine: str) -> Path:
-    return Path(results_dir) / machine / FILE
+def path(results_dir: Path, machine: str, lanes: int = 1) -> Path:
+    """Where a machine's calibration for runs of `lanes` measuring lanes lives (noise.json for one lane)."""
+    return Path(results_dir) / machine / (FILE if lanes <= 1 else f"noise-{lanes}-lanes.json")
 
 
-def learned(results_dir: Path, machine: str) -> Noise | None:
-    """The machine's stored run-to-run noise, or None (never calibrated, or an unreadable file: the prior)."""
+def learned(results_dir: Path, machine: str, lanes: int = 1) -> Noise | None:
+    """The machine's stored run-to-run noise for runs of `lanes` measuring lanes, or None (never calibrated in
+    that condition, or an unreadable file: the prior)."""
     try:
-        return Noise(**json.loads(path(results_dir, machine).read_text()))
+        n = Noise(**json.loads(path(results_dir, machine, lanes).read_text()))
     except (OSError, ValueError, TypeError):
         return None
+    return n if n.lanes == max(1, lanes) else None
 
 
 def store(results_dir: Path, machine: str, noise: Noise) -> Path:
-    p = path(results_dir, machine)
+    p = path(results_dir, machine, noise.lanes)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(asdict(noise), indent=1) + "\n")
     return p

@@ -315,7 +315,7 @@ def bench_mainjob(ciphers=None, toolchains=None, profile=None, condition=None, o
 
 
 def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpent", store=True, runs=None,
-             out=None, busy=0, condition=None) -> int:
+             out=None, busy=0, lanes=None, condition=None) -> int:
     from . import results
     from .bench import aa
 
@@ -325,8 +325,13 @@ def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpe
         raise UsageError("option --runs: takes at least two run ids (consecutive runs are the A/A pairs)")
     if busy < 0:
         raise UsageError(f"option --busy: {busy} is not a number of CPUs (0 or more)")
+    if lanes is not None and lanes < 1:
+        raise UsageError(f"option --lanes: {lanes} is not a number of measuring lanes (1 or more)")
+    if busy and (lanes or 1) > 1:
+        raise UsageError("options --busy and --lanes: a busy core and a second measuring lane are two conditions; "
+                         "calibrate one at a time")
     aa.bench(lab, pairs, stored, plant, store, Path(out) if out else None, busy=busy, condition=condition,
-             ciphers=ciphers, toolchains=toolchains, profile=profile)
+             ciphers=ciphers, toolchains=toolchains, profile=profile, lanes=lanes)
     return 0
 
 

@@ -197,8 +197,10 @@ COMMANDS: tuple[Command, ...] = (
                 Opt("runs", "judge stored runs (consecutive pairs) instead of measuring", "csv"),
                 Opt("busy", "CPUs kept busy (a spinning process each, not the measuring CPU) while measuring: the "
                     "condition 'one core busy' is --busy 1", "int", default=0),
-                Opt("condition", "what the results are labelled (default: 'quiet', or 'N core(s) busy' from --busy; "
-                    "name the condition of stored --runs)"),
+                Opt("lanes", "processes measured at once, each on its own CPU (default: the profile's); the fitted "
+                    "noise is stored for runs of that many lanes", "int"),
+                Opt("condition", "what the results are labelled (default: 'quiet', 'N core(s) busy' from --busy, or "
+                    "'N lanes' from --lanes; name the condition of stored --runs)"),
                 out("aa"),
                 DEBUG), invoke="bench.aa"),
     Command("bench-placement", "does the physical placement of a program's file set its figures: one cell's cycles "

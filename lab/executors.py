@@ -65,12 +65,19 @@ class LocalExecutor:
                 g.stage_seconds[f"{stage} (cell sum)"] = round(sum(p.stages.get(stage, 0.0) for p in ready), 1)
         g.backend.cancel.check()
         if ready:
-            g.ui.stage(f"measure: {len(ready)} cells{g.where}, one process at a time"
-                       + (f" on CPU {g.cpu}" if g.cpu is not None else ""))
+            g.ui.stage(f"measure: {len(ready)} cells{g.where}, {_lanes(g.cpus)}")
             t0 = time.monotonic()
-            g.pipeline.measure(ready, g.cpu, g.final, lambda cell, n: g.ui.stage(f"  measure {cell.id}: process {n}"))
+            g.pipeline.measure(ready, g.cpus, g.final, lambda cell, n: g.ui.stage(f"  measure {cell.id}: process {n}"))
             g.stage_seconds["measure"] = round(time.monotonic() - t0, 1)
         g.status = "finished"
+
+
+def _lanes(cpus: tuple[int | None, ...]) -> str:
+    """How the measuring runs, for the progress line."""
+    pinned = [c for c in cpus if c is not None]
+    if len(cpus) == 1:
+        return "one process at a time" + (f" on CPU {pinned[0]}" if pinned else "")
+    return f"{len(cpus)} processes at a time" + (f" on CPUs {', '.join(map(str, pinned))}" if pinned else "")
 
 
 @dataclass(frozen=True)
@@ -118,11 +125,11 @@ def prepare_task(spec: GroupSpec, cell):
     return pipeline.prepare(cell)
 
 
-def measure_task(spec: GroupSpec, prepared: Prepared, cpu):
+def measure_task(spec: GroupSpec, prepared: Prepared, cpus):
     """One cell's measurement, start to end, on the worker that holds the machine's timing resource (and, inside,
     the machine's timing lock)."""
     done: list[Final] = []
-    _pipeline(spec).measure([prepared], cpu, done.append)
+    _pipeline(spec).measure([prepared], cpus, done.append)
     return done[0]
 
 
@@ -202,7 +209,7 @@ class DaskExecutor:
                     if isinstance(item, Final):
                         g.final(item)
                         continue
-                    m = client.submit(measure_task, spec, item, g.cpu, pure=False,
+                    m = client.submit(measure_task, spec, item, g.cpus, pure=False,
                                       resources={f"timing-{g.machine}": 1}, key=f"measure-{g.machine}-{item.cell.id}")
                     futures[m] = (g, spec, item.cell, None)
                     pending.add(m)

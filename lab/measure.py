@@ -1,4 +1,4 @@
-"""verify -> measure: adaptive sampling of verified cells, interleaved, one process at a time on one core.
+"""verify -> measure: adaptive sampling of verified cells, interleaved, one process at a time per lane (CPU).
 
 The unit of replication is the process (docs/measurement.md): the memory
 layout a process gets changes a cipher's speed by up to a third on the lab's
@@ -12,7 +12,9 @@ shows in their spread, and so in the interval, instead of moving the whole
 cell unseen (docs/measurement.md, "Intervals that hold").  For the same
 reason every process runs its own copy of its program file (OwnCopies): the
 physical pages of a file's code and tables are shared by every process that
-runs it, and they, too, move a figure.  After each round
+runs it, and they, too, move a figure.  With ``lanes`` above 1 a round's
+processes run that many at a time, each pinned to its own CPU, so which CPU
+(and which neighbour) a process had is part of its draw.  After each round
 the headline estimate of every quantity of a cell and its interval are
 recomputed (:mod:`lab.quantities`, :mod:`lab.stats`); a cell stops when every
 quantity reached the profile's precision (after ``min_processes``), or at
@@ -24,7 +26,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -205,7 +210,8 @@ class CellSamples:
             return "budget"
         return None
 
-    def measurement(self, cpu: int | None) -> dict:
+    def measurement(self, cpus: int | None | tuple[int | None, ...]) -> dict:
+        cpus = tuple(cpus) if isinstance(cpus, (tuple, list)) else (cpus,)
         s = self.cell.sampling
         first = next((o for p in self.cycles for o in p["ops"]), None)
         return {"timer": "java-nanotime" if self.cell.jvm else "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
@@ -213,7 +219,7 @@ class CellSamples:
                 "timing": self.timing, "cycles": self.cycles, "estimator": s.estimator, "confidence": s.confidence,
                 "precision_target": s.precision, "run_noise": self.run_noise, "within_scale": self.within_scale,
                 "stopped": self.stopped or "budget",
-                "seconds": round(self.seconds, 3), "cpu": cpu,
+                "seconds": round(self.seconds, 3), "cpu": cpus[0], "lanes": len(cpus),
                 "system": {"steal_seconds": round(self.steal, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                            "steal_fraction": round(self.steal / self.cpu_seconds, 4) if self.cpu_seconds else 0.0,
                            "context_switches": self.ctxt}}
@@ -242,11 +248,16 @@ class OwnCopies:
         self._folders: dict[int, list[Path]] = {}
         self._numbers: dict[int, int] = {}
         self._swept: set[Path] = set()
+        self._lock = threading.Lock()  # measuring lanes ask from their own threads
 
     def program(self, cs: "CellSamples", program: Path, process: int) -> Path:
         """The file process number `process` of the cell runs (a fresh copy of `program`, made once)."""
         if not self.enabled or cs.cell.target.emulated or cs.cell.jvm:
             return program
+        with self._lock:
+            return self._copy(cs, program, process)
+
+    def _copy(self, cs: "CellSamples", program: Path, process: int) -> Path:
         n = self._numbers.setdefault(id(cs), next(self._cells))
         if program.parent not in self._swept:
             self._swept.add(program.parent)
@@ -269,8 +280,10 @@ class OwnCopies:
             self._release(key)
 
     def _release(self, key: int) -> None:
-        self._numbers.pop(key, None)
-        for folder in self._folders.pop(key, []):
+        with self._lock:
+            self._numbers.pop(key, None)
+            folders = self._folders.pop(key, [])
+        for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -296,31 +309,37 @@ def _sweep(folder: Path) -> None:
 
 # ------------------------------------------------------------------ the loop
 class Measurer:
-    """Measures cells batch by batch; calls on_done(samples) as each cell finishes (or fails)."""
+    """Measures cells batch by batch; calls on_done(samples) as each cell finishes (or fails).  `cpu` is the CPU
+    the processes are pinned to (None: not pinned), or a tuple of them: the measuring lanes, one process at a
+    time on each."""
 
-    def __init__(self, backend: Backend, cpu: int | None, on_done: Callable[[CellSamples], None],
+    def __init__(self, backend: Backend, cpu: int | None | tuple[int | None, ...],
+                 on_done: Callable[[CellSamples], None],
                  on_process: Callable[[Cell, int], None] = lambda cell, n: None):
-        self.backend, self.cpu, self.on_done, self.on_process = backend, cpu, on_done, on_process
+        self.cpus = tuple(cpu) if isinstance(cpu, (tuple, list)) else (cpu,)
+        self.cpu = self.cpus[0]
+        self.backend, self.on_done, self.on_process = backend, on_done, on_process
         self.copies = OwnCopies(backend.own_copies)
 
-    def _run(self, cs: CellSamples, program: Path, args: list[str]) -> Completed:
+    def _run(self, cs: CellSamples, program: Path, args: list[str], cpu: int | None) -> Completed:
         program = self.copies.program(cs, program, len(cs.timing))
-        before = system.cpu_snapshot(self.cpu)
+        before = system.cpu_snapshot(cpu)
         c = self.backend.run_program(program, args, target=cs.cell.target, timeout=cs.cell.profile.timeout_seconds,
-                                     env=dict(cs.cell.impl.env), cpu=self.cpu)
-        delta = system.cpu_snapshot(self.cpu).since(before)
+                                     env=dict(cs.cell.impl.env), cpu=cpu)
+        delta = system.cpu_snapshot(cpu).since(before)
         cs.seconds += c.seconds
         cs.steal += delta["steal_seconds"]
         cs.cpu_seconds += delta["cpu_seconds"]
         cs.ctxt += delta["context_switches"]
         return c
 
-    def one_process(self, cs: CellSamples) -> None:
-        """One timing process and one cycles process of the cell (a Java cell: one JVM printing both); a failure
-        ends the cell."""
+    def one_process(self, cs: CellSamples, cpu: int | None = None) -> None:
+        """One timing process and one cycles process of the cell (a Java cell: one JVM printing both) on `cpu`
+        (default: the first lane's); a failure ends the cell."""
         cell = cs.cell
         both = cs.cell.jvm
-        c = self._run(cs, cs.timing_program, java_args(cell) if both else timing_args(cell))
+        cpu = self.cpu if cpu is None else cpu
+        c = self._run(cs, cs.timing_program, java_args(cell) if both else timing_args(cell), cpu)
         if c.returncode != 0:
             cs.failure = (failure_status(c), f"timing: {c.describe_failure()}")
             return
@@ -330,11 +349,11 @@ class Measurer:
             cs.failure = (Status.MEASURE_FAILED, str(e))
             return
         tp = {"started": c.started, "seconds": round(c.seconds, 4), "key_sizes": timing,
-              "gauge": parse_gauge(c, "timing")}
+              "gauge": parse_gauge(c, "timing"), **({"cpu": cpu} if len(self.cpus) > 1 else {})}
         if not cs.counts_cycles:
             cs.timing.append(tp)
             return
-        d = c if both else self._run(cs, cs.cycles_program, cycles_args(cell))
+        d = c if both else self._run(cs, cs.cycles_program, cycles_args(cell), cpu)
         if d.returncode != 0:
             cs.failure = (failure_status(d), f"cycles: {d.describe_failure()}")
             return
@@ -345,7 +364,7 @@ class Measurer:
             return
         cs.timing.append(tp)
         cs.cycles.append({"started": d.started, "seconds": round(d.seconds, 4), "ticks_per_second": tps, "ops": ops,
-                          "gauge": parse_gauge(d, "cycles")})
+                          "gauge": parse_gauge(d, "cycles"), **({"cpu": cpu} if len(self.cpus) > 1 else {})})
 
     def measure(self, todo: list[CellSamples]) -> None:
         """Every cell to its stopping point, `interleave` cells at a time, round robin."""
@@ -367,9 +386,7 @@ class Measurer:
             rnd = 0
             while active:
                 order = active[rnd % len(active):] + active[:rnd % len(active)]  # rotate who goes first
-                for cs in order:
-                    self.one_process(cs)
-                    self.on_process(cs.cell, cs.processes)
+                self._round(order)
                 still = []
                 for cs in active:
                     if cs.failure is None:
@@ -381,6 +398,30 @@ class Measurer:
                         still.append(cs)
                 active = still
                 rnd += 1
+
+    def _round(self, order: list[CellSamples]) -> None:
+        """One process of every cell in `order`: in turn on one lane; on several, each lane (its own thread,
+        its own CPU) takes the next cell as it comes free."""
+        if len(self.cpus) == 1:
+            for cs in order:
+                self.one_process(cs)
+                self.on_process(cs.cell, cs.processes)
+            return
+        free: queue.Queue = queue.Queue()
+        for cpu in self.cpus:
+            free.put(cpu)
+
+        def lane(cs: CellSamples) -> None:
+            cpu = free.get()
+            try:
+                self.one_process(cs, cpu)
+            finally:
+                free.put(cpu)
+            self.on_process(cs.cell, cs.processes)
+
+        with ThreadPoolExecutor(len(self.cpus)) as pool:
+            for f in [pool.submit(lane, cs) for cs in order]:
+                f.result()
 
 
 def expected_seconds(cells: list[Cell]) -> float:

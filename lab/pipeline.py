@@ -362,9 +362,11 @@ class CellPipeline:
             return [x for item in pool.map(self.prepare, cells) for x in agreement.add(item)]
 
     # ---------------------------------------------------------- measure
-    def measure(self, items: list[Prepared], cpu: int | None, on_final: Callable[[Final], None],
+    def measure(self, items: list[Prepared], cpu: int | None | tuple[int | None, ...],
+                on_final: Callable[[Final], None],
                 on_process: Callable[[Cell, int], None] = lambda cell, n: None) -> None:
-        """Measures the cells (interleaved as their profile asks) under the machine's timing lock."""
+        """Measures the cells (interleaved as their profile asks, on the lanes' CPUs `cpu`) under the machine's
+        timing lock."""
         if not items:
             return
         by_id = {p.cell.id: p for p in items}

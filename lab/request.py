@@ -41,6 +41,8 @@ class RunRequest(BaseModel):
     no_wait: bool = opt("refuse instead of waiting when another run holds the machine's timing lock", "flag", False)
     jobs: int | None = opt("parallel builds, known-answer gates and instruction counts (default: the core count)",
                            "int", gt=0)
+    lanes: int | None = opt("processes measured at once, each on its own CPU (default: the profile's sampling.lanes)",
+                            "int", gt=0)
     timeout: float | None = opt("time limit in seconds for one program run of a cell (default: the profile's)",
                                 "float", gt=0)
     hosts: list[str] | None = opt("comma list of SSH hosts (hosts/<name>.yaml) that measure the cells too", "csv")

@@ -85,6 +85,7 @@ class TimingProcess(Model):
     seconds: float
     key_sizes: dict[int, dict[Literal["encrypt", "decrypt", "key_setup"], TimingOp]]
     gauge: Gauge | None = None
+    cpu: int | None = None  # the CPU it ran on, when the run measured on several lanes
 
 
 class CycleOp(Model):
@@ -103,6 +104,7 @@ class CyclesProcess(Model):
     ticks_per_second: float | None
     ops: list[CycleOp]
     gauge: Gauge | None = None
+    cpu: int | None = None  # the CPU it ran on, when the run measured on several lanes
 
 
 class Measurement(Model):
@@ -119,8 +121,9 @@ class Measurement(Model):
     within_scale: float = 1.0  # the machine's calibration of the within-run part the intervals took (lab.calibration)
     stopped: Literal["precision", "max_processes", "budget", "emulated", "single"]
     seconds: float
-    cpu: int | None
+    cpu: int | None  # the CPU its processes were pinned to (the first lane's, with several)
     system: dict[str, float | int]
+    lanes: int = 1  # processes measured at once, each on its own CPU (sampling.lanes)
 
 
 class IcountInfo(Model):

@@ -114,7 +114,8 @@ def fingerprint(cells: list[Cell], builder: Builder, backend: Backend) -> dict[s
 
 
 # --------------------------------------------------------------------- record
-def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int | None) -> CellRecord:
+def make_record(cell: Cell, f: Final, machine: str, backend: Backend,
+                cpus: int | None | tuple[int | None, ...]) -> CellRecord:
     """The one place a cell record is assembled."""
     impl, b, v = cell.impl, f.built, f.verdict
     rec: dict = {
@@ -142,7 +143,7 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend, cpu: int |
         if v.facts:
             rec["impl_facts"] = v.facts
     if f.samples is not None and f.samples.timing:
-        rec["measurement"] = f.samples.measurement(cpu)
+        rec["measurement"] = f.samples.measurement(cpus)
     if f.icount is not None:
         rec["icount"] = f.icount
     if f.ct is not None:
@@ -204,7 +205,7 @@ class MachineRun:
     writer: RunWriter
     cells: list[Cell]
     todo: list[Cell]
-    cpu: int | None
+    cpus: tuple[int | None, ...]  # the measuring lanes' CPUs (one lane: one CPU, or None: not pinned)
     ui: Progress
     backend_name: str = "host"  # the matrix's backend (for an SSH host: how its programs are built)
     engine: str = "auto"
@@ -220,7 +221,7 @@ class MachineRun:
     def final(self, f: Final) -> None:
         """Record a cell that reached its end (thread-safe: the writer appends one line at a time)."""
         assert f.cell is not None
-        rec = make_record(f.cell, f, self.machine, self.backend, self.cpu)
+        rec = make_record(f.cell, f, self.machine, self.backend, self.cpus)
         with self._lock:
             self.writer.add_cell(rec)
             self.counts[rec.status] += 1
@@ -297,7 +298,8 @@ def _machine_run(lab: Lab, req: RunRequest, m, host: str | None, cells_h: list[C
     backend.prepare([t for _, t in sorted({c.target.name: c.target for c in cells_h if not c.unavailable}.items())],
                     inputs=sorted({f for c in cells_h for f in c.impl.vector_files}))
     fp = fingerprint(cells_h, builder, backend)
-    cpu = backend.pick_cpu(cells_h[0].sampling.cpu) if not backend.down else None
+    sampling = cells_h[0].sampling
+    cpus = backend.pick_cpus(sampling.cpu, req.lanes or sampling.lanes) if not backend.down else (None,)
     if machine in previous:
         run_dir, meta = previous[machine]
         _check_resume(meta, cells_h, fp)
@@ -305,16 +307,17 @@ def _machine_run(lab: Lab, req: RunRequest, m, host: str | None, cells_h: list[C
         recorded = {c.cell for c in read_run(run_dir)[1]}
     else:
         writer = start_run(lab, results_dir, backend, cells_h, machine=machine, matrix=m.model_dump(),
-                           fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpu": cpu},
+                           fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpu": cpus[0],
+                                                                      "cpus": list(cpus)},
                            tag=req.tag, run_id=run_id)
         recorded = set()
     ui.done += len(recorded)
     stages = Stages(programs=PROGRAMS if req.icount else PROGRAMS[:3], kat_cache=gbuild / "kat-cache",
                     counts_dir=build_dir / "icount", asm_dir=writer.dir / "asm", run_id=run_id,
                     wait=not req.no_wait, ct=req.ct, ct_dir=gbuild / "ct",
-                    memo_dir=gbuild / "memo", **_learned_noise(results_dir, machine, say))
+                    memo_dir=gbuild / "memo", **_learned_noise(results_dir, machine, say, len(cpus)))
     g = MachineRun(machine, host, backend, builder, CellPipeline(backend, builder, stages, ui.note), writer, cells_h,
-                   [c for c in cells_h if c.id not in recorded], cpu, ui, m.backend, m.engine)
+                   [c for c in cells_h if c.id not in recorded], cpus, ui, m.backend, m.engine)
     g.counts.update(c.status for c in read_run(writer.dir)[1])
     return g
 
@@ -409,14 +412,16 @@ def _toolchain_targets(cells: list[Cell]) -> list[tuple]:
     return list(out.values())
 
 
-def _learned_noise(results_dir: Path, machine: str, say) -> dict:
-    """This machine's run-to-run noise and within-run scale as last calibrated (``invoke bench.aa``), as the
-    stages take them; {} (the profile's prior noise, the within-run part as it is) when never calibrated."""
-    n = calibration.learned(results_dir, machine)
+def _learned_noise(results_dir: Path, machine: str, say, lanes: int = 1) -> dict:
+    """This machine's run-to-run noise and within-run scale as last calibrated for runs of `lanes` measuring lanes
+    (``invoke bench.aa``), as the stages take them; {} (the profile's prior noise, the within-run part as it is)
+    when never calibrated in that condition."""
+    n = calibration.learned(results_dir, machine, lanes)
     if n is None:
         return {}
     scale = f", within-run parts x {n.within_scale:.2f}" if n.within_scale < 1 else ""
-    say(f"run-to-run noise of {machine}: {100 * n.run_noise:.2f} %{scale} (calibrated {n.measured[:10]} from "
+    on = f", {lanes} lanes" if lanes > 1 else ""
+    say(f"run-to-run noise of {machine}{on}: {100 * n.run_noise:.2f} %{scale} (calibrated {n.measured[:10]} from "
         f"{n.pairs} A/A pairs)")
     return {"run_noise": n.run_noise, "within_scale": n.within_scale,
             "raw_run_noise": n.run_noise if n.raw_run_noise is None else n.raw_run_noise}

@@ -110,14 +110,32 @@ def cpu_snapshot(cpu: int | None = None) -> CpuSnapshot:  # pragma: no mutate bl
     return parse_proc_stat(_read("/proc/stat"), cpu)
 
 
-def pick_cpu(setting) -> int | None:
-    """The CPU measuring processes are pinned to: a number, 'auto' (the last CPU this process may use), or None."""
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may use."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def pick_cpu(setting, allowed: list[int] | None = None) -> int | None:
+    """The CPU measuring processes are pinned to: a number, 'auto' (the last CPU of `allowed`, by default those
+    this process may use), or None."""
     if setting is None:
         return None
-    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    allowed = allowed_cpus() if allowed is None else allowed
     if setting == "auto":
         return allowed[-1] if len(allowed) > 1 else None
     return int(setting) if int(setting) in allowed else None
+
+
+def pick_cpus(setting, lanes: int = 1, allowed: list[int] | None = None) -> tuple[int | None, ...]:
+    """The CPUs of `lanes` measuring lanes: with one lane pick_cpu's; with more, the CPU pick_cpu names first,
+    then the last others of `allowed`, fewer when there are fewer; (None,) * lanes when not pinned."""
+    if setting is None:
+        return (None,) * max(1, lanes)
+    allowed = allowed_cpus() if allowed is None else allowed
+    first = pick_cpu(setting, allowed)
+    if lanes <= 1 or first is None:
+        return (first,)
+    return (first, *[c for c in reversed(allowed) if c != first][:lanes - 1])
 
 
 @lru_cache(maxsize=None)

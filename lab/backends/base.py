@@ -196,11 +196,23 @@ class Backend(ABC):
         """Why the machine cannot be used at all (an unreachable host), else None."""
         return None
 
+    def allowed_cpus(self) -> list[int]:
+        """The CPUs measuring may use on the machine programs run on."""
+        from .. import system
+
+        return system.allowed_cpus()
+
     def pick_cpu(self, setting) -> int | None:
         """The CPU measuring processes are pinned to on the machine programs run on."""
         from .. import system
 
-        return system.pick_cpu(setting)
+        return system.pick_cpu(setting, self.allowed_cpus())
+
+    def pick_cpus(self, setting, lanes: int = 1) -> tuple[int | None, ...]:
+        """The CPUs of the measuring lanes on the machine programs run on (system.pick_cpus)."""
+        from .. import system
+
+        return system.pick_cpus(setting, lanes, self.allowed_cpus())
 
     def timing_lock(self, run_id: str, wait: bool = True, say=print):
         """Exclusive timing on the machine programs run on (this machine's lock; remote hosts override)."""

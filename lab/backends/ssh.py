@@ -365,13 +365,8 @@ class SshBackend(Backend):
         return {"backend": "ssh", "host": self.host_name, "address": self.host.address, "port": self.host.port,
                 "built_by": self.build.describe()}
 
-    def pick_cpu(self, setting) -> int | None:
-        if setting is None:
-            return None
-        cores = self.machine_facts().get("cores") or 1
-        if setting == "auto":
-            return cores - 1 if cores > 1 else None
-        return int(setting) if int(setting) < cores else None
+    def allowed_cpus(self) -> list[int]:
+        return list(range(self.machine_facts().get("cores") or 1))
 
     def _try_lock(self, lock: str, who: str):
         """One attempt at the host's timing lock: (the channel that holds it, None) or (None, flock's status);

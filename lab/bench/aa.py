@@ -20,6 +20,7 @@ The figures are printed and stored (bench/results/aa-DATE.json) with the machine
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -177,8 +178,10 @@ def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str 
             planted = [results.load(planted_copy(d, plant, Path(tmp) / str(i)), Path(tmp) / str(i))
                        for i, d in enumerate(dirs[1:])]
         figures, noise = judge(frames, plant, planted, system.machine().get("cpu_model", ""))
+        lanes = run_lanes(dirs[0])
+        noise = noise and dataclasses.replace(noise, lanes=lanes)
         doc = {**header("aa"), "runs": [f"{d.parent.name}/{d.name}" for d in dirs],  # machine/run id
-               "condition": condition or ("quiet" if not busy else f"{busy} core{'s' if busy > 1 else ''} busy"),
+               "condition": condition or _condition(busy, lanes), "lanes": lanes,
                "wall_seconds": round(time.monotonic() - t0, 1), "goals": GOALS, **figures}
     if store_noise and noise is not None:
         machine = dirs[0].parent.name
@@ -188,6 +191,20 @@ def bench(lab: Lab, pairs: int = 10, runs: list[Path] | None = None, plant: str 
     say(format_doc(doc))
     store(lab.root, doc, "aa", out, say)
     return doc
+
+
+def run_lanes(run_dir: Path) -> int:
+    """The measuring lanes a stored run had (run.json's options.cpus; older runs: one)."""
+    try:
+        return max(1, len(json.loads((run_dir / "run.json").read_text())["options"].get("cpus") or [None]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1
+
+
+def _condition(busy: int, lanes: int) -> str:
+    if busy:
+        return f"{busy} core{'s' if busy > 1 else ''} busy"
+    return "quiet" if lanes <= 1 else f"{lanes} lanes"
 
 
 def _pct(x) -> str:
