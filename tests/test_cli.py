@@ -285,6 +285,18 @@ def test_the_run_options_are_one_table_the_request_is_built_and_resumed_from():
     assert (old.icount, old.timeout, old.hosts) == (False, 5, None)
     with pytest.raises(UsageError, match=r"^option --jobs: needs a positive number$"):
         RunRequest.from_options(jobs=0)
+    with pytest.raises(UsageError, match=r"^option --lanes: needs a positive number$"):
+        RunRequest.from_options(lanes=0)
+    assert RunRequest.from_options(lanes=2).lanes == 2
+
+
+def test_bench_aa_calibrates_one_condition_at_a_time():
+    from lab import commands
+
+    with pytest.raises(UsageError, match=r"^options --busy and --lanes: .*one at a time$"):
+        commands.bench_aa(busy=1, lanes=2)
+    with pytest.raises(UsageError, match=r"^option --lanes: 0 is not a number of measuring lanes"):
+        commands.bench_aa(lanes=0)
 
 
 def test_every_help_text_is_printed_as_written_a_percent_sign_too():

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -551,6 +554,52 @@ def test_cells_take_turns_process_by_process_and_stop_on_their_own(lab, monkeypa
     assert (c0["started"], c0["seconds"], c0["ticks_per_second"]) == (1001.0 + first[1], 0.6543, 2.5e9)
     assert set(c0) == {"started", "seconds", "ticks_per_second", "ops", "gauge"} and c0["gauge"] is None
     assert len(c0["ops"]) == 4 + 2 * len(c1.profile.cycles.sizes)
+
+
+class Lanes(Programs):
+    """Programs that take a little time and note which CPUs run a program at the same moment."""
+
+    def __init__(self, lab, cells):
+        super().__init__(lab, cells)
+        self.lock, self.busy, self.overlaps, self.clash = threading.Lock(), Counter(), 0, 0
+
+    def run_program(self, program, args, *, target=None, timeout=None, env=None, cpu=None, icount=None):
+        with self.lock:
+            self.busy[cpu] += 1
+            self.clash += self.busy[cpu] > 1  # two processes on one CPU at once
+            self.overlaps += sum(self.busy.values()) > 1
+        time.sleep(0.01)
+        try:
+            with self.lock:
+                return super().run_program(program, args, target=target, timeout=timeout, env=env, cpu=cpu)
+        finally:
+            with self.lock:
+                self.busy[cpu] -= 1
+
+
+def test_lanes_measure_processes_at_once_each_on_its_own_cpu(lab, monkeypatch):
+    monkeypatch.setattr(measure.system, "cpu_snapshot", lambda cpu: measure.system.CpuSnapshot(0.0, 0.0, 0))
+    cells = [cell(lab, k, min_processes=3, max_processes=3, precision=1e-9) for k in ("rc6", "mars", "idea", "des")]
+    progs = Lanes(lab, {c.impl.id: c for c in cells})
+    finished, progress = [], []
+    todo = [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in cells]
+    measure.Measurer(progs, (1, 0), finished.append, lambda cl, n: progress.append(cl.impl.id)).measure(todo)
+    # every cell its three processes (timing, then cycles, on one CPU each), two at a time, never two on a CPU
+    assert sorted(cs.cell.impl.id for cs in finished) == sorted(c.impl.id for c in cells)
+    assert all(cs.processes == 3 and cs.stopped is not None and cs.failure is None for cs in finished)
+    assert progs.overlaps > 0 and progs.clash == 0 and {o[3] for o in progs.order} == {0, 1}
+    assert sorted(progress) == sorted(c.impl.id for c in cells for _ in range(3))
+    for cs in finished:  # each process says which CPU it ran on; its two programs ran on the same one
+        assert [p["cpu"] for p in cs.timing] == [p["cpu"] for p in cs.cycles]
+        assert {p["cpu"] for p in cs.timing} <= {0, 1}
+    assert finished[0].measurement((1, 0))["lanes"] == 2 and finished[0].measurement((1, 0))["cpu"] == 1
+    # rounds stay rounds: no cell starts its third process before every cell has had its second
+    assert sorted(progress[:4]) == sorted(progress[4:8]) == sorted(c.impl.id for c in cells)
+    one = Programs(lab, {c.impl.id: c for c in cells})  # one lane: as before, no CPU in the processes
+    m = measure.Measurer(one, 1, lambda cs: None)
+    done1 = [measure.CellSamples(c, Path("/b/timing"), Path("/b/cycles")) for c in cells[:1]]
+    m.measure(done1)
+    assert "cpu" not in done1[0].timing[0] and done1[0].measurement(1)["lanes"] == 1
 
 
 def test_rounds_rotate_who_goes_first_and_interleave_1_measures_one_cell_at_a_time(lab):

@@ -99,6 +99,20 @@ def test_the_measuring_cpu(monkeypatch):
     assert system.pick_cpu("auto") is None and system.pick_cpu(0) is None
 
 
+def test_the_measuring_lanes_cpus(monkeypatch):
+    monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {0, 1, 3})
+    assert system.pick_cpus("auto") == (3,) == system.pick_cpus("auto", 1)  # one lane: pick_cpu's
+    assert system.pick_cpus("auto", 2) == (3, 1)  # the last CPUs this process may use, from the last
+    assert system.pick_cpus("auto", 3) == (3, 1, 0)
+    assert system.pick_cpus("auto", 5) == (3, 1, 0)  # no more lanes than CPUs
+    assert system.pick_cpus(1, 2) == (1, 3)  # a CPU named goes first
+    assert system.pick_cpus(None, 2) == (None, None)  # not pinned: two lanes all the same
+    assert system.pick_cpus(2, 2) == (None,)  # not allowed here: one unpinned lane
+    assert system.pick_cpus("auto", 2, allowed=[0, 1]) == (1, 0)  # another machine's CPUs (an SSH host's)
+    monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {5})
+    assert system.pick_cpus("auto", 2) == (None,)  # one CPU: one lane, unpinned
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="Linux only")
 def test_this_machine_reads():
     snap = system.cpu_snapshot()
