@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -132,6 +133,7 @@ def _point(a: np.ndarray, estimator: str) -> float:
     return float(a[0]) if estimator == "min" else float(np.median(a))
 
 
+@lru_cache(maxsize=None)
 def z_value(confidence: float) -> float:
     """The two-sided normal quantile of a confidence level (1.96 for 95 %)."""
     return float(sps.norm.ppf(0.5 + confidence / 2))
@@ -204,13 +206,25 @@ def trimmed_mean(values: Sequence[float], confidence: float = 0.95, proportion: 
     if a.size == 0:
         raise ValueError("no processes")
     name = f"trimmed mean {round(100 * proportion)} %"
-    point = float(sps.trim_mean(a, proportion))
-    if a.size < 2:
+    n = int(a.size)
+    g = int(proportion * n)  # cut from each end (rounded down, as scipy's trim_mean and trimmed_mean_ci)
+    point = float(a[g:n - g].mean())
+    if n < 2:
         return Estimate(point, math.nan, math.nan, name, 1, confidence)
     if a[0] == a[-1]:
-        return Estimate(point, point, point, name, int(a.size), confidence)
-    low, high = sps.mstats.trimmed_mean_ci(a, limits=(proportion, proportion), alpha=1 - confidence)
-    return Estimate(point, float(low), float(high), name, int(a.size), confidence)
+        return Estimate(point, point, point, name, n, confidence)
+    # scipy.stats.mstats.trimmed_mean_ci's interval (a test holds the two equal), without its masked arrays: the
+    # stop rule asks for it tens of thousands of times a run, and scipy's took about 1 ms a call
+    w = a.copy()
+    w[:g], w[n - g:] = a[g], a[n - g - 1]  # Winsorized
+    se = float(w.std(ddof=1)) / ((1 - 2 * proportion) * math.sqrt(n))
+    hw = _t_quantile(1 - (1 - confidence) / 2, n - 2 * g - 1) * se
+    return Estimate(point, point - hw, point + hw, name, n, confidence)
+
+
+@lru_cache(maxsize=None)
+def _t_quantile(p: float, df: int) -> float:
+    return float(sps.t.ppf(p, df))
 
 
 def counter_step(deltas: Sequence[int]) -> int:

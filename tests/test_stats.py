@@ -204,6 +204,19 @@ def test_trimmed_mean_cuts_a_fifth_from_each_end_with_the_tukey_mclaughlin_inter
     assert (same.estimate, same.ci_low, same.ci_high) == (5.0, 5.0, 5.0)
 
 
+def test_trimmed_mean_is_scipys_trimmed_mean_and_tukey_mclaughlin_interval():
+    """The lab computes them without scipy's masked arrays (the stop rule asks tens of thousands of times a run):
+    the same figures as scipy.stats.trim_mean and scipy.stats.mstats.trimmed_mean_ci, at every process count."""
+    rng = np.random.default_rng(11)
+    for n in list(range(2, 41)) + [57, 100]:
+        for conf in (0.95, 0.8, 0.99):
+            a = rng.lognormal(7, 0.05, n) + (rng.random(n) < 0.1) * 300  # a few slow processes
+            e = stats.trimmed_mean(a, conf)
+            low, high = sps.mstats.trimmed_mean_ci(np.sort(a), limits=(0.2, 0.2), alpha=1 - conf)
+            assert e.estimate == pytest.approx(sps.trim_mean(a, 0.2), rel=1e-12)
+            assert (e.ci_low, e.ci_high) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12)), (n, conf)
+
+
 def test_the_gauge_relative_figure_is_the_trimmed_mean_of_the_processes_paired_ratios():
     from lab.quantities import Quantity, gauge_relative
     q = Quantity("ekey", 128, None, "tsc_ticks", "x86-tsc-lfence", per_process=[500.0] * 10,
