@@ -97,6 +97,7 @@ class PeerInfo:
         return dict(self.packages).get(target, self.package)
 
     def installed(self) -> bool:
+        """On this machine (a cell asks where its programs are built: CellPipeline.peer_installed)."""
         return (Path("/usr/include") / self.header).exists()
 
 

@@ -162,12 +162,19 @@ class CellPipeline:
         if missing:
             return Final(Status.UNAVAILABLE, f"compiler {missing} not found (toolchain {cell.toolchain.name}): "
                          f"install {_package_for(missing, cell)}", b, stages=stages, cell=cell)
-        if failed and cell.impl.peer and not cell.impl.peer.installed():
+        if failed and cell.impl.peer and not self.peer_installed(cell):
             return Final(Status.UNAVAILABLE, f"peer library {cell.impl.peer.display} is not installed: install "
                          f"{cell.impl.peer.package_on(cell.target.name)}", b, stages=stages, cell=cell)
         if failed:
             return Final(Status.BUILD_FAILED, failed.failure, b, stages=stages, cell=cell)
         return b
+
+    def peer_installed(self, cell: Cell) -> bool:
+        """Whether the cell's peer library is installed where its programs are built: on this machine, or in the
+        target's image (its header there; a container target's image has its own packages)."""
+        c = self.backend.exec(["test", "-e", f"/usr/include/{cell.impl.peer.header}"], target=cell.target,
+                              timeout=60)
+        return c.returncode == 0
 
     def _build_java(self, cell: Cell) -> Built | Final:
         """The Java build kind (lab.java.JavaBuilder): javac once per tree, the cell's launchers, its JVM's facts."""

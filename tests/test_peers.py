@@ -100,3 +100,38 @@ def test_a_peer_file_naming_an_unknown_target_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError) as e:
         Lab(peer_dirs=[_peer_dir(tmp_path, {"x86_64-forky": {"libs": ["-lcrypto"]}})])
     assert "peer.yaml" in str(e.value) and "targets.x86_64-forky" in str(e.value) and "not a target" in str(e.value)
+
+
+def test_a_peer_whose_library_is_missing_where_it_is_built_is_unavailable_with_the_package_to_install(lab, tmp_path):
+    """A failed build of a peer cell asks where the cell's programs are built (this machine, or the target's
+    image) whether the library's header is there: missing, the cell is unavailable and names the package for
+    that target; present, the failure is the build's."""
+    import dataclasses
+
+    from lab.backends import Completed
+    from lab.build import Builder
+    from lab.pipeline import CellPipeline, Stages, make_backend
+    from lab.plan import Cell
+
+    im = lab.cipher("twofish").impls["botan"]
+    broken = dataclasses.replace(im, cflags=(*im.cflags, "-include", "no-such-library/none.h"))
+    c = Cell(broken, lab.toolchain("gcc-O3"), lab.target("host"), (128,), lab.profile("smoke"))
+    backend = make_backend(lab, "host", build_dir=tmp_path / "build", progress=lambda s: None)
+    asked = []
+    real_exec = backend.exec
+
+    def exec_(argv, *, target, timeout, env=None):
+        if argv[:2] == ["test", "-e"]:
+            asked.append((argv[2], target.name))
+            return Completed(argv, 0 if header_there else 1, "", "", 0.0)
+        return real_exec(argv, target=target, timeout=timeout, env=env)
+
+    backend.exec = exec_
+    pipe = CellPipeline(backend, Builder(lab.root, tmp_path / "build", backend), Stages(), say=lambda s: None)
+    header_there = False
+    f = pipe.build(c)
+    assert f.status == "unavailable" and asked == [(f"/usr/include/{im.peer.header}", "host")]
+    assert f.reason == f"peer library {im.peer.display} is not installed: install {im.peer.package_on('host')}"
+    header_there = True
+    f = pipe.build(c)
+    assert f.status == "build_failed" and "none.h" in f.reason
