@@ -172,7 +172,8 @@ def test_the_main_job_and_test_repeat_rows_say_their_own_figures(tmp_path):
     store(tmp_path, {"format": "cipherlab-bench-mainjob", "date": "2030-01-01T00:00:00+00:00", "machine": m,
                      "cold": job(300.4, 20.0, 0.9, 3.25), "warm": job(80.0, 9.6, 0.95, 2.0)}, "mainjob", say=quiet)
     for files, fail in ((["tests/test_a.py"], {}), (["tests/test_b.py::t"], {"tests/test_b.py::t": {"failed": 1,
-                                                                                                   "runs": 3}})):
+                                                                                                   "runs": 3}}),
+                        ("the whole suite", {})):  # as test.repeat stores a run of the whole suite
         store(tmp_path, {"format": "cipherlab-bench-test-repeat", "date": "2030-01-01T00:00:00+00:00", "machine": m,
                          "files": files, "failures": fail, "load": {"compiles": 12},
                          "per_run": [{"seconds": 10.2}, {"seconds": 31.0}, {"seconds": 12.0}]}, "test-repeat",
@@ -183,6 +184,23 @@ def test_the_main_job_and_test_repeat_rows_say_their_own_figures(tmp_path):
     assert ("cold 300 s + report 20 s, laid out in Chromium in 3.2 s, 7 cells, precision met 90.00 %; "
             "warm 80 s + report 10 s, laid out in Chromium in 2.0 s, 7 cells, precision met 95.00 %") in main
     rows = [ln for ln in page if ln.startswith("| `test.repeat` |")]
-    assert len(rows) == 2
-    assert "test_a.py: 3 runs, failures: none; 10-31 s a run; 12 compiles beside them" in rows[0]
-    assert "test_b.py::t: 3 runs, failures: tests/test_b.py::t 1 of 3" in rows[1]
+    assert len(rows) == 3
+    assert "| the whole suite: 3 runs, failures: none" in rows[0]  # not its letters one by one
+    assert "test_a.py: 3 runs, failures: none; 10-31 s a run; 12 compiles beside them" in rows[1]
+    assert "test_b.py::t: 3 runs, failures: tests/test_b.py::t 1 of 3" in rows[2]
+
+
+def test_bench_placement_gets_a_row_per_cell(tmp_path):
+    """Each cell bench.placement measured keeps its own row: a later result of another cell does not hide it."""
+    (tmp_path / "docs").mkdir()
+    quiet = lambda s: None  # noqa: E731
+    m = {"cpu_model": "CPU A", "cores": 2}
+    for cell, date in (("serpent/avx2@gcc-O3@host", "2030-01-01"), ("rijndael/aesni@gcc-O3@host", "2030-01-02")):
+        store(tmp_path, {"format": "cipherlab-bench-placement", "date": f"{date}T00:00:00+00:00", "machine": m,
+                         "cell": cell, "copies": 4, "processes": 2, "mode_ratio": 1.3,
+                         "copies_of_the_file": {"ekey": {"slow_groups": 1, "slow_ratios": [1.5], "within_group": 0.01}},
+                         "the_file_itself": {"ekey": {"slow_groups": 0}}}, "placement", say=quiet)
+    benchmarks.write(tmp_path, say=quiet)
+    rows = [ln for ln in (tmp_path / benchmarks.PAGE).read_text().splitlines()
+            if ln.startswith("| `bench.placement` |")]
+    assert len(rows) == 2 and any("serpent/avx2" in r for r in rows) and any("rijndael/aesni" in r for r in rows)

@@ -123,7 +123,7 @@ def test_repeat(d: dict) -> str:
     runs = d.get("per_run") or []
     secs = [r.get("seconds") or 0 for r in runs]
     load = d.get("load") or {}
-    what = ", ".join(f.split("/")[-1] for f in d.get("files") or []) or "the whole suite"
+    what = ", ".join(f.split("/")[-1] for f in _subject(d, "files")) or "the whole suite"
     failed = ", ".join(f"{t} {v.get('failed')} of {v.get('runs')}" for t, v in sorted((d.get("failures") or {}).items()))
     return (f"{what}: {len(runs)} runs, failures: {failed or 'none'}; {min(secs, default=0):.0f}-"
             f"{max(secs, default=0):.0f} s a run" + (f"; {load.get('compiles')} compiles beside them" if load else ""))
@@ -191,24 +191,33 @@ def _condition(d: dict) -> str:
     return f" ({c})" if c else ""
 
 
-SUBJECT = {"ct-compilers": "targets"}  # what else makes a row of its own, besides test.repeat's files
+SUBJECT = {"ct-compilers": "targets", "placement": "cell"}  # what else makes a row of its own, besides test.repeat's
+# files
+
+
+def _subject(d: dict, subject: str) -> list[str]:
+    """What a result is about (a list of names, or one name: test.repeat stored "the whole suite" as a string)."""
+    v = d.get(subject)
+    if isinstance(v, str):
+        return [] if v == "the whole suite" else [v]
+    return list(v or [])
 
 
 def latest(results: list[dict], subject: str = "files") -> dict[tuple[str, str], dict]:
     """The newest result per kind of machine and condition, and per subject where results name one (test.repeat's
-    files, the targets of bench.ct --compilers), keyed (machine and condition, subject), by the date each
+    files, the targets of bench.ct --compilers, bench.placement's cell), keyed (machine and condition, subject), by the date each
     records; a result judged again from the same stored runs (bench.aa --runs) replaces the first judgement of
     them, and a result stored part-way (bench.ct --compilers after each of its targets) gives way to the whole."""
     ordered = sorted(results, key=lambda d: (d.get("date", ""), d.get("id", "")))
     newest = {tuple(d["runs"]): d for d in ordered if isinstance(d.get("runs"), list)}
-    whole = {d.get("date"): set(d.get(subject) or []) for d in ordered}  # the last (largest) of each invocation
+    whole = {d.get("date"): set(_subject(d, subject)) for d in ordered}  # the last (largest) of each invocation
     out: dict[tuple[str, str], dict] = {}
     for d in ordered:
         if isinstance(d.get("runs"), list) and newest[tuple(d["runs"])] is not d:
             continue
-        if set(d.get(subject) or []) < whole[d.get("date")]:
+        if set(_subject(d, subject)) < whole[d.get("date")]:
             continue
-        out[(machine_kind(d) + _condition(d), ",".join(d.get(subject) or []))] = d
+        out[(machine_kind(d) + _condition(d), ",".join(_subject(d, subject)))] = d
     return out
 
 
