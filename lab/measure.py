@@ -211,7 +211,7 @@ class CellSamples:
         return None
 
     def measurement(self, cpus: int | None | tuple[int | None, ...]) -> dict:
-        cpus = tuple(cpus) if isinstance(cpus, (tuple, list)) else (cpus,)
+        cpus = as_lanes(cpus)
         s = self.cell.sampling
         first = next((o for p in self.cycles for o in p["ops"]), None)
         return {"timer": "java-nanotime" if self.cell.jvm else "clock-monotonic", "blocks_per_call": self.cell.profile.timing.blocks_per_call,
@@ -223,6 +223,11 @@ class CellSamples:
                 "system": {"steal_seconds": round(self.steal, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                            "steal_fraction": round(self.steal / self.cpu_seconds, 4) if self.cpu_seconds else 0.0,
                            "context_switches": self.ctxt}}
+
+
+def as_lanes(cpu: int | None | tuple[int | None, ...] | list[int | None]) -> tuple[int | None, ...]:
+    """The measuring lanes' CPUs from one CPU (one lane) or several."""
+    return tuple(cpu) if isinstance(cpu, (tuple, list)) else (cpu,)
 
 
 # ------------------------------------------------------- a process's program
@@ -316,7 +321,7 @@ class Measurer:
     def __init__(self, backend: Backend, cpu: int | None | tuple[int | None, ...],
                  on_done: Callable[[CellSamples], None],
                  on_process: Callable[[Cell, int], None] = lambda cell, n: None):
-        self.cpus = tuple(cpu) if isinstance(cpu, (tuple, list)) else (cpu,)
+        self.cpus = as_lanes(cpu)
         self.cpu = self.cpus[0]
         self.backend, self.on_done, self.on_process = backend, on_done, on_process
         self.copies = OwnCopies(backend.own_copies)

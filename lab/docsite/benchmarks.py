@@ -191,8 +191,8 @@ def _condition(d: dict) -> str:
     return f" ({c})" if c else ""
 
 
-SUBJECT = {"ct-compilers": "targets", "placement": "cell"}  # what else makes a row of its own, besides test.repeat's
-# files
+#: what else makes a row of its own, besides test.repeat's files
+SUBJECT = {"ct-compilers": "targets", "placement": "cell"}
 
 
 def _subject(d: dict, subject: str) -> list[str]:
@@ -205,8 +205,8 @@ def _subject(d: dict, subject: str) -> list[str]:
 
 def latest(results: list[dict], subject: str = "files") -> dict[tuple[str, str], dict]:
     """The newest result per kind of machine and condition, and per subject where results name one (test.repeat's
-    files, the targets of bench.ct --compilers, bench.placement's cell), keyed (machine and condition, subject), by the date each
-    records; a result judged again from the same stored runs (bench.aa --runs) replaces the first judgement of
+    files, the targets of bench.ct --compilers, bench.placement's cell), keyed (machine and condition, subject), by
+    the date each records; a result judged again from the same stored runs (bench.aa --runs) replaces the first judgement of
     them, and a result stored part-way (bench.ct --compilers after each of its targets) gives way to the whole."""
     ordered = sorted(results, key=lambda d: (d.get("date", ""), d.get("id", "")))
     newest = {tuple(d["runs"]): d for d in ordered if isinstance(d.get("runs"), list)}
