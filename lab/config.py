@@ -96,10 +96,6 @@ class PeerInfo:
         """The Debian package with the library in a target's image (the host's own: `package`)."""
         return dict(self.packages).get(target, self.package)
 
-    def installed(self) -> bool:
-        """On this machine (a cell asks where its programs are built: CellPipeline.peer_installed)."""
-        return (Path("/usr/include") / self.header).exists()
-
 
 @dataclass(frozen=True)
 class Impl:

@@ -600,7 +600,7 @@ def search(lab: Lab, space_path: Path | str, ciphers: list[str], targets: list[s
                     out.append(race_cell(prepared, measurer, say))
                 confirm_cell(out[-1], pipes, say, jobs)  # the full gate, outside the lock
                 say("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in out[-1].stages.items()))
-        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, measurer.cpu, ct)
+        run_dir = _store(lab, backend, results_dir, run_id, space, space_path, base, out, measurer.cpus[0], ct)
     finally:
         measurer.close()  # the race's copies of the candidates' programs
         backend.close()

@@ -322,7 +322,6 @@ class Measurer:
                  on_done: Callable[[CellSamples], None],
                  on_process: Callable[[Cell, int], None] = lambda cell, n: None):
         self.cpus = as_lanes(cpu)
-        self.cpu = self.cpus[0]
         self.backend, self.on_done, self.on_process = backend, on_done, on_process
         self.copies = OwnCopies(backend.own_copies)
 
@@ -343,7 +342,7 @@ class Measurer:
         (default: the first lane's); a failure ends the cell."""
         cell = cs.cell
         both = cs.cell.jvm
-        cpu = self.cpu if cpu is None else cpu
+        cpu = self.cpus[0] if cpu is None else cpu
         c = self._run(cs, cs.timing_program, java_args(cell) if both else timing_args(cell), cpu)
         if c.returncode != 0:
             cs.failure = (failure_status(c), f"timing: {c.describe_failure()}")

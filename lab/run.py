@@ -307,8 +307,7 @@ def _machine_run(lab: Lab, req: RunRequest, m, host: str | None, cells_h: list[C
         recorded = {c.cell for c in read_run(run_dir)[1]}
     else:
         writer = start_run(lab, results_dir, backend, cells_h, machine=machine, matrix=m.model_dump(),
-                           fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpu": cpus[0],
-                                                                      "cpus": list(cpus)},
+                           fingerprint=fp, options={"request": req.stored(), "jobs": jobs, "cpus": list(cpus)},
                            tag=req.tag, run_id=run_id)
         recorded = set()
     ui.done += len(recorded)

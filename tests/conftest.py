@@ -84,6 +84,11 @@ def have(tool: str) -> bool:
     return shutil.which(tool) is not None
 
 
+def peer_on_host(peer) -> bool:
+    """Whether a peer library's header is on this machine (where the host target builds it)."""
+    return (Path("/usr/include") / peer.header).exists()
+
+
 def engine_or_skip():
     """The container engine; without one the test is skipped (it fails with CIPHERLAB_REQUIRE_CONTAINERS=1, as
     in CI)."""
