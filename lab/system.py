@@ -55,7 +55,19 @@ def parse_machine(cpuinfo: str, os_release: str, hostname: str, arch: str, cores
         "kernel": kernel,
         "pmu_note": "no PMU in this VM: the cycle counter is the TSC (reference ticks, not core cycles)"
         if "hypervisor" in flagset else None,
+        "cpu_cores": cpu_cores(cpuinfo),
     }
+
+
+def cpu_cores(cpuinfo: str) -> dict[int, str]:
+    """The physical core each CPU is on ("package:core", from /proc/cpuinfo's physical id and core id; two CPUs
+    with one core are threads of it); {} where cpuinfo does not say (ARM, POWER, ...)."""
+    out = {}
+    for block in re.split(r"\n\s*\n", cpuinfo):
+        f = dict((k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in block.splitlines() if ":" in line))
+        if f.get("processor", "").isdigit() and "core id" in f:
+            out[int(f["processor"])] = f"{f.get('physical id', '0')}:{f['core id']}"
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -126,16 +138,25 @@ def pick_cpu(setting, allowed: list[int] | None = None) -> int | None:
     return int(setting) if int(setting) in allowed else None
 
 
-def pick_cpus(setting, lanes: int = 1, allowed: list[int] | None = None) -> tuple[int | None, ...]:
+def pick_cpus(setting, lanes: int = 1, allowed: list[int] | None = None,
+              cores: dict[int, str] | None = None) -> tuple[int | None, ...]:
     """The CPUs of `lanes` measuring lanes: with one lane pick_cpu's; with more, the CPU pick_cpu names first,
-    then the last others of `allowed`, fewer when there are fewer; (None,) * lanes when not pinned."""
+    then the last others of `allowed` on a physical core no lane has yet (`cores`: CPU -> its core, as
+    cpu_cores reads them; two threads of one core would measure each other), fewer when there are fewer;
+    (None,) * lanes when not pinned."""
     if setting is None:
         return (None,) * max(1, lanes)
     allowed = allowed_cpus() if allowed is None else allowed
     first = pick_cpu(setting, allowed)
     if lanes <= 1 or first is None:
         return (first,)
-    return (first, *[c for c in reversed(allowed) if c != first][:lanes - 1])
+    cores = {int(c): core for c, core in (cores or {}).items()}  # run.json's facts have the numbers as text
+    picked = [first]
+    for c in reversed(allowed):
+        if len(picked) < lanes and c not in picked and (
+                c not in cores or cores[c] not in {cores.get(p) for p in picked}):
+            picked.append(c)
+    return tuple(picked)
 
 
 @lru_cache(maxsize=None)

@@ -62,7 +62,8 @@ def test_machine_facts_from_cpuinfo_and_os_release(monkeypatch):
                  "invariant_tsc": True, "tsc_known_freq": True, "hypervisor": True, "aes_ni": True,
                  "governor": "performance", "clocksource": "tsc", "os": "Debian GNU/Linux 12 (bookworm)",
                  "kernel": "6.1.0",
-                 "pmu_note": "no PMU in this VM: the cycle counter is the TSC (reference ticks, not core cycles)"}
+                 "pmu_note": "no PMU in this VM: the cycle counter is the TSC (reference ticks, not core cycles)",
+                 "cpu_cores": {}}
     bare = system.parse_machine("processor : 0\ncpu : POWER9 (raw), altivec supported\n", "", "p9", "ppc64", None,
                                 "5.10", "", None)
     assert bare["cpu_model"] == "POWER9 (raw), altivec supported" and bare["cpu_mhz_reported"] is None
@@ -111,6 +112,23 @@ def test_the_measuring_lanes_cpus(monkeypatch):
     assert system.pick_cpus("auto", 2, allowed=[0, 1]) == (1, 0)  # another machine's CPUs (an SSH host's)
     monkeypatch.setattr(system.os, "sched_getaffinity", lambda pid: {5})
     assert system.pick_cpus("auto", 2) == (None,)  # one CPU: one lane, unpinned
+
+
+SMT = "".join(f"processor\t: {cpu}\nmodel name\t: X\nphysical id\t: {pkg}\ncore id\t\t: {core}\n\n"
+              for cpu, pkg, core in [(0, 0, 0), (1, 0, 1), (2, 0, 0), (3, 0, 1), (4, 1, 0)])
+
+
+def test_two_lanes_never_share_a_physical_core():
+    """Two threads of one core would measure each other: the lanes take CPUs on cores no lane has yet."""
+    cores = system.cpu_cores(SMT)
+    assert cores == {0: "0:0", 1: "0:1", 2: "0:0", 3: "0:1", 4: "1:0"}  # package 1's core 0 is another core
+    assert system.pick_cpus("auto", 2, [0, 1, 2, 3], cores) == (3, 2)  # 3 is core 1; 2 is core 0
+    assert system.pick_cpus(0, 2, [0, 1, 2, 3], cores) == (0, 3)  # 2 is 0's own core: skipped
+    assert system.pick_cpus("auto", 3, [0, 1, 2, 3], cores) == (3, 2)  # two cores: two lanes at most
+    assert system.pick_cpus("auto", 3, [0, 1, 2, 3, 4], cores) == (4, 3, 2)
+    assert system.pick_cpus("auto", 2, [0, 2], {"0": "0:0", "2": "0:0"}) == (2,)  # as run.json keeps them
+    assert system.pick_cpus("auto", 2, [0, 1], {}) == (1, 0)  # cpuinfo silent: every CPU its own core
+    assert system.cpu_cores("processor : 0\ncpu : POWER9\n") == {}
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="Linux only")

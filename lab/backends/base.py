@@ -212,7 +212,7 @@ class Backend(ABC):
         """The CPUs of the measuring lanes on the machine programs run on (system.pick_cpus)."""
         from .. import system
 
-        return system.pick_cpus(setting, lanes, self.allowed_cpus())
+        return system.pick_cpus(setting, lanes, self.allowed_cpus(), self.machine_facts().get("cpu_cores"))
 
     def timing_lock(self, run_id: str, wait: bool = True, say=print):
         """Exclusive timing on the machine programs run on (this machine's lock; remote hosts override)."""
