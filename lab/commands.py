@@ -330,6 +330,8 @@ def bench_aa(pairs=10, ciphers=None, toolchains=None, profile=None, plant="serpe
     if busy and (lanes or 1) > 1:
         raise UsageError("options --busy and --lanes: a busy core and a second measuring lane are two conditions; "
                          "calibrate one at a time")
+    if busy:  # a busy core beside one measuring lane, whatever the profile's lanes
+        lanes = 1
     aa.bench(lab, pairs, stored, plant, store, Path(out) if out else None, busy=busy, condition=condition,
              ciphers=ciphers, toolchains=toolchains, profile=profile, lanes=lanes)
     return 0

@@ -228,10 +228,11 @@ class Sampling(Strict):
     cpu: int | Literal["auto"] | None = Field(
         "auto", description="CPU the measuring processes are pinned to (auto: the last one this process may "
                             "use; null: not pinned).")
-    lanes: int = Field(1, ge=1, description="Processes measured at once, each pinned to its own CPU (auto: the last "
-                                            "`lanes` CPUs this process may use; fewer when the machine has fewer). "
-                                            "Above 1 a process shares the machine with another measuring one: "
-                                            "calibrate that condition with bench.aa --lanes (docs/measurement.md).")
+    lanes: int = Field(1, ge=1, description="Processes measured at once, each pinned to a CPU on its own physical "
+                                            "core (auto: the last such CPUs this process may use; fewer when the "
+                                            "machine has fewer cores). Above 1 a process shares the machine with "
+                                            "another measuring one: a calibration belongs to its lane count "
+                                            "(bench.aa --lanes; docs/measurement.md).")
 
     @model_validator(mode="after")
     def _bounds(self) -> "Sampling":

@@ -94,7 +94,8 @@ def noisy_run(tmp_path_factory):
     calibration.store(rd, machine, calibration.Noise(0.007, 3, 300, "2026-11-28T00:00:00+00:00", "test"))
     env = {**os.environ, "CIPHERLAB_LOCK_DIR": str(tmp / "locks")}
     r = subprocess.run([sys.executable, "-m", "lab", "run", "--ciphers", "des", "--implementations", "default",
-                        "--toolchains", "gcc-O3", "--profile", "quick", "--no-report", "--no-icount", "--no-progress",
+                        "--toolchains", "gcc-O3", "--profile", "quick", "--lanes", "1", "--no-report", "--no-icount",
+                        "--no-progress",
                         "--results-dir", str(rd), "--build-dir", str(ROOT / "build" / "test-compare")],
                        cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -290,13 +290,19 @@ def test_the_run_options_are_one_table_the_request_is_built_and_resumed_from():
     assert RunRequest.from_options(lanes=2).lanes == 2
 
 
-def test_bench_aa_calibrates_one_condition_at_a_time():
+def test_bench_aa_calibrates_one_condition_at_a_time(monkeypatch):
     from lab import commands
 
     with pytest.raises(UsageError, match=r"^options --busy and --lanes: .*one at a time$"):
         commands.bench_aa(busy=1, lanes=2)
     with pytest.raises(UsageError, match=r"^option --lanes: 0 is not a number of measuring lanes"):
         commands.bench_aa(lanes=0)
+    asked = {}
+    monkeypatch.setattr("lab.bench.aa.bench", lambda *a, **kw: asked.update(kw))
+    commands.bench_aa(busy=1)  # the quick profile measures on two lanes; a busy core goes beside one
+    assert asked["busy"] == 1 and asked["lanes"] == 1
+    commands.bench_aa()
+    assert asked["busy"] == 0 and asked["lanes"] is None  # the profile's
 
 
 def test_every_help_text_is_printed_as_written_a_percent_sign_too():
