@@ -54,6 +54,11 @@ class Built:
     cell: Cell
     results: dict[str, BuildResult]
     java: dict | None = None  # a Java cell's JVM (lab.results.JavaInfo): version, flags, JIT state, its stages' data
+    library: str | None = None  # a peer's library where it runs ("package version"): the programs link it
+
+    def runs_with(self) -> list:
+        """What the programs run with besides their bytes: every verdict, count and hash of them keys on it."""
+        return [self.cell.target.name, self.library] if self.library else [self.cell.target.name]
 
     def program(self, name: str) -> Path:
         return self.results[name].program
@@ -167,6 +172,10 @@ class CellPipeline:
                          f"{cell.impl.peer.package_on(cell.target.name)}", b, stages=stages, cell=cell)
         if failed:
             return Final(Status.BUILD_FAILED, failed.failure, b, stages=stages, cell=cell)
+        if cell.impl.peer:
+            package = cell.impl.peer.package_on(cell.target.name)
+            version = self.backend.package_version(package, cell.target)
+            b.library = f"{package} {version}" if version else None
         return b
 
     def peer_installed(self, cell: Cell) -> bool:
@@ -230,7 +239,7 @@ class CellPipeline:
         h = hashlib.sha256(b.program("kat").read_bytes())
         for f in self.stages.vectors or b.cell.impl.vector_files:
             h.update(Path(f).read_bytes())
-        h.update(json.dumps([b.cell.target.name, self.backend.describe().get("host") or system.machine_id(),
+        h.update(json.dumps([*b.runs_with(), self.backend.describe().get("host") or system.machine_id(),
                              self.backend.image_id(b.cell.target), sorted(dict(b.cell.impl.checksums).items()),
                              sorted(b.cell.impl.env), self.stages.stored_checksums,
                              *([self.stages.kat_long_every] if self.stages.kat_long_every > 1 else [])]).encode())
@@ -246,7 +255,7 @@ class CellPipeline:
         t0 = time.perf_counter()
         try:
             k = memo.key([r.program, self.backend.plugin_path(cell.target)] if r.ok else [],
-                         [cycles_args(cell, icount=True), cell.target.name, self.backend.image_id(cell.target)])
+                         [cycles_args(cell, icount=True), *p.built.runs_with(), self.backend.image_id(cell.target)])
             (p.icount, p.icount_note, fail), hit = memo.remembered(
                 self.stages.memo_dir if r.ok else None, "icount", k, lambda: list(self._count(cell, r)),
                 keep=lambda v: v[0] is not None)
@@ -289,8 +298,8 @@ class CellPipeline:
             p.ct = CtVerdict(verdict="unavailable", reason=f"the ct program did not build: {r.failure}")
         else:
             k = memo.key([r.program, self.backend.plugin_path(cell.target)],
-                         [cell.target.name, self.backend.image_id(cell.target), cell.impl.id, list(cell.key_sizes),
-                          sorted(dict(cell.impl.env).items())])
+                         [*p.built.runs_with(), self.backend.image_id(cell.target), cell.impl.id,
+                          list(cell.key_sizes), sorted(dict(cell.impl.env).items())])
             v, hit = memo.remembered(self.stages.memo_dir, "ct", k, lambda: ct.check(
                 self.backend, cell.target, r.program, timeout=cell.profile.timeout_seconds,
                 work_dir=self.stages.ct_dir or self.builder.build_dir / "ct", impl=cell.impl.id,
@@ -311,7 +320,7 @@ class CellPipeline:
         cell = p.cell
         # a verdict of this binary on this machine's CPU: remembered like the trace's, never one it could not give
         where = self.backend.describe().get("host") or [system.machine_id(), system.machine()["cpu_model"]]
-        k = memo.key([r.program], [cell.target.name, where, cell.impl.id, list(cell.key_sizes),
+        k = memo.key([r.program], [*p.built.runs_with(), where, cell.impl.id, list(cell.key_sizes),
                                    sorted(dict(cell.impl.env).items()), self.stages.dudect_measurements])
         v, hit = memo.remembered(self.stages.memo_dir, "dudect", k, lambda: ct.dudect(
             self.backend, cell.target, r.program, impl=cell.impl.id, key_sizes=tuple(cell.key_sizes),

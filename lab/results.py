@@ -54,6 +54,7 @@ class BuildInfo(Model):
     cached: bool
     log: str | None = None
     programs: str | None = None  # hash of the measured programs and their environment (runs before 2026-11-29: none)
+    library: str | None = None  # a peer's library package and version where it ran (runs before 2026-11-30: none)
 
 
 class ImplFacts(Model):
@@ -295,6 +296,7 @@ COLUMNS = {
     "cflags": "exact compiler flags, space separated",
     "programs": "hash of the measured programs (timing, cycles) and their environment: the same in two runs, the "
                 "same code measured (compare takes the machine's shift between runs from such cells)",
+    "library": "a peer's library where it ran: its Debian package and version (ours: empty)",
     "profile": "measurement profile name",
     "host": "machine hostname",
     "cpu_model": "CPU model of the machine",
@@ -652,6 +654,7 @@ def _base(meta: RunMeta, c: CellRecord) -> dict:
         meta.toolchains.get(c.toolchain, {}).get("version"),
         "cflags": " ".join(build.cflags) if build else "",
         "programs": build.programs if build else None,
+        "library": build.library if build else None,
         "profile": meta.profile.get("name"), "host": meta.machine.get("hostname"),
         "cpu_model": meta.machine.get("cpu_model"), "started": meta.started,
         "revision": (meta.git.get("revision") or "") + ("+" if meta.git.get("dirty") else ""),

@@ -133,7 +133,8 @@ def make_record(cell: Cell, f: Final, machine: str, backend: Backend,
                         "code_bytes": r.code_bytes, "cached": all(x.cached for x in b.results.values()),
                         "log": r.log or None,
                         "programs": memo.key([b.program(p) for p in ("timing", "cycles") if p in b.results],
-                                             [cell.target.name, sorted(impl.env)])}
+                                             [*b.runs_with(), sorted(impl.env)]),
+                        **({"library": b.library} if b.library else {})}
         rec["image_id"] = backend.image_id(cell.target)
     if v is not None and v.records:
         rec["kat"] = {"files": v.files, "records": v.records, "passed": v.passed, "failed": v.failed,

@@ -70,7 +70,8 @@ def versus_libraries(df: pd.DataFrame, blocks_per_call: tuple[int, ...] = (1, 10
             cmp = stats.compare(b.per_process, a.per_process, a.estimator)  # costs: ours / peer, the run's estimator
             out.append({"target": target, "toolchain": tc, "cipher": cipher, "kind": kind,
                         "ours": a.implementation, "ours_speed": a.estimate, "peer": b.implementation,
-                        "peer_speed": b.estimate, "ratio": cmp.ratio, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
+                        "peer_library": _text(b.get("library")), "peer_speed": b.estimate, "ratio": cmp.ratio,
+                        "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
                         "verdict": {"faster": "ours faster", "slower": "peer faster"}.get(cmp.verdict, "tie"),
                         "blocks": blocks, "unit": a.unit})
     return out
@@ -123,3 +124,8 @@ def java_vs_c(df: pd.DataFrame, metric: str = "encrypt_speed", key_size: int = H
 
 
 __all__ = ["versus_libraries", "class_speedups", "java_vs_c", "TWO"]
+
+
+def _text(v) -> str | None:
+    """A text column's value, None where a row has none (NaN in a frame of older runs)."""
+    return v if isinstance(v, str) and v else None

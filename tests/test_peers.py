@@ -1,6 +1,8 @@
 """The peer libraries inside the harness: each peer implementation (c_src/peers/<library>/peer.yaml) is built by
 the one build plan, passes the same known answers as ours, and a run measures it beside ours."""
 
+import subprocess
+
 import pytest
 
 from lab import results
@@ -49,11 +51,17 @@ def test_a_run_measures_peers_beside_ours_and_the_report_compares(fixture_lab, t
     assert all(c.status == "ok" for c in cells), [(c.cell, c.reason) for c in cells if c.status != "ok"]
     assert by["gcrypt"].key_sizes == [128, 256]  # libgcrypt's Twofish has no 192-bit keys: not timed at 192
     assert by["nettle"].impl["peer"]["code"] == "portable" and by["nettle"].impl_class == "peer"
+    # each peer's library as it ran: its package and the version dpkg knows (ours link none)
+    nettle = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "nettle-dev"], capture_output=True, text=True)
+    assert by["nettle"].build.library == f"nettle-dev {nettle.stdout.strip()}" and nettle.stdout.strip()
+    assert by["full"].build.library is None
     html = build_report(fixture_lab, [out.run_dir], results_dir=tmp_path / "results",
                         reports_dir=tmp_path / "reports").read_text()
     assert not errors_in(html)
     (row,) = find(html, "libs", "libraries")[0].rows
-    assert row[2].text == "twofish" and row[4].text == "full" and row[6].text in by
+    peer = row[6].text.split(" (")[0]
+    assert row[2].text == "twofish" and row[4].text == "full" and peer in by
+    assert row[6].text == f"{peer} ({by[peer].build.library})"  # the fastest peer with its library's version
     a1 = find(html, "a1-classes")[0]
     assert any(r[0].text == "peer library (peer)" for r in a1.rows)
 
@@ -136,3 +144,34 @@ def test_a_peer_whose_library_is_missing_where_it_is_built_is_unavailable_with_t
     header_there = True
     f = pipe.build(c)
     assert f.status == "build_failed" and "none.h" in f.reason
+
+
+def test_a_new_version_of_a_peers_library_is_new_work(tmp_path):
+    """A peer's programs link its library: the version where they run is part of what a known-answer verdict,
+    a constant-time verdict, a count and the programs' hash belong to (an upgraded library is checked again and
+    is not "the same code" to compare); ours link none and keep their keys."""
+    from lab.build import Builder
+    from lab.pipeline import CellPipeline, Stages, make_backend
+    from lab.plan import Cell
+
+    lab = Lab()
+    if not peer_on_host(lab.impl("twofish/botan").peer):
+        pytest.skip("libbotan-2-dev is not installed (./cipherlab installs it)")
+    backend = make_backend(lab, "host", build_dir=tmp_path / "build", progress=lambda s: None)
+    version = {"v": "2.19.3+dfsg-2"}
+    backend.package_version = lambda package, target: version["v"] if package == "libbotan-2-dev" else ""
+    pipe = CellPipeline(backend, Builder(lab.root, tmp_path / "build", backend),
+                        Stages(programs=("kat",), kat_cache=tmp_path / "kat"), say=lambda s: None)
+    cell = lambda impl: Cell(lab.impl(impl), lab.toolchain("gcc-O3"), lab.target("host"), (128,), lab.profile("smoke"))
+    b = pipe.build(cell("twofish/botan"))
+    ours = pipe.build(cell("twofish/full"))
+    assert b.library == "libbotan-2-dev 2.19.3+dfsg-2" and ours.library is None
+    assert b.runs_with() == ["host", "libbotan-2-dev 2.19.3+dfsg-2"] and ours.runs_with() == ["host"]
+    before, ours_before = pipe._verdict_key(b), pipe._verdict_key(ours)
+    version["v"] = "3.0.0"
+    b2 = pipe.build(cell("twofish/botan"))
+    assert b2.program("kat") == b.program("kat")  # the same binary ...
+    assert pipe._verdict_key(b2) != before  # ... run with another library: its verdict is not reused
+    assert pipe._verdict_key(pipe.build(cell("twofish/full"))) == ours_before
+    version["v"] = ""  # not a Debian package here (built from source): no version, the binary alone
+    assert pipe.build(cell("twofish/botan")).library is None

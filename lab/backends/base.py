@@ -250,3 +250,12 @@ class Backend(ABC):
             lines = c.stdout.strip().splitlines()
             self._versions[key] = lines[0].strip() if c.returncode == 0 and lines else ""
         return self._versions[key]
+
+    def package_version(self, package: str, target: Target) -> str:
+        """The Debian version of a package where the target's programs are built and run ('' when not installed
+        or not a Debian system): a peer library's provenance."""
+        key = (target.image or "host", f"package {package}")
+        if key not in self._versions:
+            c = self.exec(["dpkg-query", "-W", "-f=${Version}", package], target=target, timeout=60)
+            self._versions[key] = c.stdout.strip() if c.returncode == 0 else ""
+        return self._versions[key]
