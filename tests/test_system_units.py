@@ -124,6 +124,7 @@ def test_two_lanes_never_share_a_physical_core():
     assert cores == {0: "0:0", 1: "0:1", 2: "0:0", 3: "0:1", 4: "1:0"}  # package 1's core 0 is another core
     assert system.pick_cpus("auto", 2, [0, 1, 2, 3], cores) == (3, 2)  # 3 is core 1; 2 is core 0
     assert system.pick_cpus(0, 2, [0, 1, 2, 3], cores) == (0, 3)  # 2 is 0's own core: skipped
+    assert system.pick_cpus(1, 2, [0, 1, 2, 3], cores) == (1, 2)  # 3 is 1's own core: skipped
     assert system.pick_cpus("auto", 3, [0, 1, 2, 3], cores) == (3, 2)  # two cores: two lanes at most
     assert system.pick_cpus("auto", 3, [0, 1, 2, 3, 4], cores) == (4, 3, 2)
     assert system.pick_cpus("auto", 2, [0, 2], {"0": "0:0", "2": "0:0"}) == (2,)  # as run.json keeps them
