@@ -816,6 +816,9 @@ def test_compilers_correctness_memory_and_libraries_from_the_data(tmp_path):
     assert hw["ratio"] == pytest.approx(10 / 20, rel=1e-3) and hw["verdict"] == "ours faster"
     assert port["ci_low"] <= port["ratio"] <= port["ci_high"]
     assert versus.versus_libraries(df[df.impl_class != "peer"]) == []
+    # the peer's library as it ran; none where a row has none (NaN in a frame of older runs), never "nan"
+    named = df.assign(library=[("libp-dev 1.0" if i == "libp" else np.nan) for i in df.implementation])
+    assert [v["peer_library"] for v in versus.versus_libraries(named)] == ["libp-dev 1.0", None]
 
 
 def test_every_row_carries_its_provenance(tmp_path):
