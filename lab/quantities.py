@@ -39,6 +39,7 @@ class Quantity:
     gauge: list[float | None] = field(default_factory=list)  # each process's gauge cost (its minimum), beside per_process
     paired: list[float | None] = field(default_factory=list)  # each process's median over rounds of the sample's cost
     # over the gauge sample of the same round (gauge_relative)
+    cpus: list[int | None] = field(default_factory=list)  # each process's CPU beside per_process (None: one lane)
 
     @property
     def key(self) -> tuple:
@@ -110,6 +111,20 @@ def gauge_relative_cost(q: Quantity, confidence: float) -> stats.Estimate | None
     return stats.trimmed_mean(q.paired, confidence)
 
 
+def lane_difference(q: Quantity, first: int | None) -> float:
+    """With several measuring lanes, the lanes' self-check: the median cost of q's processes on the other lanes over
+    that of its processes on the `first` lane's CPU, minus 1 (+0.02: the other lanes measured it 2 % slower).  NaN
+    with one lane, or with fewer than two processes on either side (a difference of single processes says nothing
+    of the lanes)."""
+    if first is None or len(q.cpus) != len(q.per_process):
+        return math.nan
+    on_first = [v for v, c in zip(q.per_process, q.cpus) if c == first]
+    others = [v for v, c in zip(q.per_process, q.cpus) if c is not None and c != first]
+    if len(on_first) < 2 or len(others) < 2 or float(np.median(on_first)) <= 0:
+        return math.nan
+    return float(np.median(others) / np.median(on_first) - 1)
+
+
 def _pair(costs: np.ndarray, gauge: np.ndarray | None) -> tuple[float | None, float | None]:
     """(the gauge's minimum, the median over rounds of cost / gauge) of one process; sample i of an operation
     was taken in round i (an operation with fewer samples took them in the first rounds)."""
@@ -119,9 +134,10 @@ def _pair(costs: np.ndarray, gauge: np.ndarray | None) -> tuple[float | None, fl
 
 
 def timing_quantities(processes: list[dict], block_bits: int, timer: str,
-                      gauges: list[np.ndarray | None] | None = None) -> list[Quantity]:
+                      gauges: list[np.ndarray | None] | None = None,
+                      cpus: list[int | None] | None = None) -> list[Quantity]:
     """processes: [{key_size: {"encrypt"|"decrypt"|"key_setup": {"per_sample": k, "ns": [...]}}}]; gauges: each
-    process's gauge samples (ns per iteration, one per round) or None."""
+    process's gauge samples (ns per iteration, one per round) or None; cpus: the CPU each process ran on."""
     out: dict[tuple, Quantity] = {}
     for i, proc in enumerate(processes):
         for ks, ops in proc.items():
@@ -134,6 +150,7 @@ def timing_quantities(processes: list[dict], block_bits: int, timer: str,
                 unit, work = ("keys/s", 2e9) if op == "key_setup" else ("Kbit/s", block_bits * 1e6)
                 q = out.setdefault((metric, int(ks)), Quantity(metric, int(ks), None, unit, timer, rate_work=work))
                 q.per_process.append(float(costs.min()))
+                q.cpus.append(cpus[i] if cpus else None)
                 g, r = _pair(costs, gauges[i] if gauges else None)
                 q.gauge.append(g)
                 q.paired.append(r)
@@ -142,14 +159,15 @@ def timing_quantities(processes: list[dict], block_bits: int, timer: str,
 
 
 def cycle_quantities(processes: list[list[dict]], prefix: str = "",
-                     gauges: list[np.ndarray | None] | None = None) -> list[Quantity]:
+                     gauges: list[np.ndarray | None] | None = None,
+                     cpus: list[int | None] | None = None) -> list[Quantity]:
     """processes: [[{"key_size", "op", "n", "calls", "counter", "unit", "deltas": [...]}, ...], ...].
 
     Costs are counter units per call (per block for Encrypt-n/Decrypt-n) after the
     process's empty-call overhead (its smallest `null` delta) is subtracted once per
     sample.  A quantity whose cost in some process is within one counter step of the
     overhead is marked below the counter's resolution.  gauges: each process's gauge samples (counter units per
-    iteration, one per round) or None."""
+    iteration, one per round) or None; cpus: the CPU each process ran on."""
     out: dict[tuple, Quantity] = {}
     for i, ops in enumerate(processes):
         # guest-instruction counts ("insn_") are exact: their resolution is one instruction
@@ -170,6 +188,7 @@ def cycle_quantities(processes: list[list[dict]], prefix: str = "",
             q = out.setdefault((metric, ks, n if per_block else None),
                                Quantity(metric, ks, n if per_block else None, op["unit"], op["counter"]))
             q.per_process.append(float((d.min() - ov) / units))
+            q.cpus.append(cpus[i] if cpus else None)
             g, r = _pair((d - ov) / units, gauges[i] if gauges else None)
             q.gauge.append(g)
             q.paired.append(r)

@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from . import metrics, speed, stats
 from .errors import RunError, UserError
 from .models import STATUSES, CtVerdict, FlagSearch, Gauge, Status
-from .quantities import Quantity, at_reference_speed, cycle_quantities, gauge_relative, headline, timing_quantities
+from .quantities import (Quantity, at_reference_speed, cycle_quantities, gauge_relative, headline, lane_difference,
+                         timing_quantities)
 
 FORMAT = "cipherlab-results"
 VERSION = 2
@@ -291,6 +292,9 @@ COLUMNS = {
                           "interval on the Winsorized variance; NaN with one process)",
     "gauge_relative_high": "upper end of gauge_relative's confidence interval",
     "steal_fraction": "CPU steal time / CPU time on the measuring CPU while the cell was measured",
+    "lane_difference": "with several measuring lanes: the median per-process cost on the other lanes over that on "
+                       "the first lane's CPU, minus 1 (the lanes' self-check; NaN with one lane or fewer than two "
+                       "processes on either side)",
     "compiler": "compiler executable",
     "compiler_version": "first line of the compiler's --version",
     "cflags": "exact compiler flags, space separated",
@@ -678,6 +682,7 @@ def _fact_row(base: dict, metric: str, unit: str, value: float) -> dict:
             "below_resolution": False, "bound": None, "value": value, "median": value, "std": 0.0, "min": value,
             "max": value, "n": 1, "n_total": 1, "counter": None, "per_process": None,
             "gauge_relative": math.nan, "gauge_relative_low": math.nan, "gauge_relative_high": math.nan,
+            "lane_difference": math.nan,
             "speed_factor": math.nan, "speed_se": math.nan}
 
 
@@ -708,7 +713,8 @@ def quantity_row(base: dict, q: Quantity, estimator: str, confidence: float | No
            "within_scale": None if exact else within_scale,
            "below_resolution": below, "bound": q.resolution if below else None,
            "value": value, "median": med, "std": sd, "min": mn, "max": mx, "n": nist.n, "n_total": nist.n_total,
-           "counter": q.counter, "per_process": list(q.per_process), "speed_factor": math.nan, "speed_se": math.nan}
+           "counter": q.counter, "per_process": list(q.per_process), "speed_factor": math.nan, "speed_se": math.nan,
+           "lane_difference": math.nan}
     g = None if exact or below else gauge_relative(q, confidence)
     row.update(gauge_relative=g.estimate if g else math.nan, gauge_relative_low=g.ci_low if g else math.nan,
                gauge_relative_high=g.ci_high if g else math.nan)
@@ -729,9 +735,11 @@ def _by_program(c: CellRecord) -> list[tuple[list[Quantity], list]]:
         return []
     tq = timing_quantities([{ks: {op: d.model_dump() for op, d in ops.items()} for ks, ops in p.key_sizes.items()}
                             for p in m.timing], c.block_bits, m.timer,
-                           gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.timing])
+                           gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.timing],
+                           cpus=[p.cpu for p in m.timing])
     cq = cycle_quantities([[o.model_dump() for o in p.ops] for p in m.cycles],
-                          gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.cycles])
+                          gauges=[p.gauge.per_iteration() if p.gauge else None for p in m.cycles],
+                          cpus=[p.cpu for p in m.cycles])
     return [(tq, list(m.timing)), (cq, list(m.cycles))]
 
 
@@ -772,17 +780,19 @@ def cell_rows(meta: RunMeta, c: CellRecord, factors: dict[str, speed.Factor] | N
         rows.append(_fact_row(base, "kat_failed", "records", c.kat.failed))
     m = c.measurement
     if m is not None:
+        first = m.cpu if m.lanes > 1 else None  # the lanes' self-check: the other lanes against the first
         for qs, processes in _by_program(c):
             f = _factor(c, processes, factors or {})
             for q in qs:
                 if f is None:
-                    rows.append(quantity_row(base, q, m.estimator, m.confidence, m.precision_target, m.run_noise,
-                                             m.within_scale))
+                    rows.append({**quantity_row(base, q, m.estimator, m.confidence, m.precision_target, m.run_noise,
+                                                m.within_scale), "lane_difference": lane_difference(q, first)})
                     continue
                 # the run gauge's own uncertainty joins the run-to-run part of the interval
                 rows.append({**quantity_row(base, at_reference_speed(q, f.value), m.estimator, m.confidence,
                                             m.precision_target, math.hypot(m.run_noise, f.rel_se), m.within_scale),
-                             "run_noise": m.run_noise, "speed_factor": f.value, "speed_se": f.rel_se})
+                             "run_noise": m.run_noise, "speed_factor": f.value, "speed_se": f.rel_se,
+                             "lane_difference": lane_difference(q, first)})
     if c.java is not None and c.java.sterbenz_lipp:
         for q in sterbenz_lipp_quantities(c.java.sterbenz_lipp, c.block_bits):
             rows.append(quantity_row(base, q, m.estimator if m else "min", m.confidence if m else 0.95, None))
@@ -824,8 +834,9 @@ def computed_rows(run_dir: Path, run: tuple[RunMeta, list[CellRecord]] | None = 
     factors = speed.factors(speed.run_gauges(cells), meta.speed_reference)
     rows = [r for c in cells for r in cell_rows(meta, c, factors)]
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    for col in ("n_blocks", "key_size", "bound", "precision_target", "within", "run_noise", "confidence", "processes", "gauge_relative",
-                "gauge_relative_low", "gauge_relative_high", "speed_factor", "speed_se", "within_scale"):
+    for col in ("n_blocks", "key_size", "bound", "precision_target", "within", "run_noise", "confidence", "processes",
+                "gauge_relative", "gauge_relative_low", "gauge_relative_high", "speed_factor", "speed_se",
+                "within_scale", "lane_difference"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     return df
 

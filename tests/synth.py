@@ -87,7 +87,8 @@ def toolchain_facts(cc: str = "gcc", reference_tables: list[str] | None = None) 
 
 
 def write_run(results_dir: Path, cells: list[dict], *, toolchains: dict | None = None, planned: int | None = None,
-              status: str = "finished", system: dict | None = None, reference_speed: bool = True) -> Path:
+              status: str = "finished", system: dict | None = None, reference_speed: bool = True,
+              options: dict | None = None) -> Path:
     """A run folder of these cells, closed as the lab closes one (its gauge groups' references settled:
     lab/speed.py); reference_speed False: a run stored before the reference speed existed (raw figures)."""
     names = sorted({c["toolchain"] for c in cells})
@@ -103,7 +104,7 @@ def write_run(results_dir: Path, cells: list[dict], *, toolchains: dict | None =
         "toolchains": toolchains or {n: toolchain_facts() for n in names},
         "targets": {}, "cells_planned": [c["cell"] for c in cells] + [f"missing/{i}@x@y" for i in
                                                                       range((planned or len(cells)) - len(cells))],
-        "fingerprint": {}, "system": system or {}}
+        "fingerprint": {}, "system": system or {}, "options": options or {}}
     w = RunWriter.create(results_dir, meta, tag="synthetic")
     for c in cells:
         w.add_cell(CellRecord.model_validate(c))

@@ -204,3 +204,16 @@ def test_bench_placement_gets_a_row_per_cell(tmp_path):
     rows = [ln for ln in (tmp_path / benchmarks.PAGE).read_text().splitlines()
             if ln.startswith("| `bench.placement` |")]
     assert len(rows) == 2 and any("serpent/avx2" in r for r in rows) and any("rijndael/aesni" in r for r in rows)
+
+
+def test_the_results_page_lists_every_column_of_the_tidy_table():
+    """docs/results.md names the tidy table's columns in order: a column added to lab.results.COLUMNS (or one
+    renamed) fails here until the page says so."""
+    import re
+
+    from lab import results
+
+    text = " ".join((ROOT / "docs" / "results.md").read_text().split())
+    listed = re.search(r"with these columns .*?: `([^`]+)`", text)
+    assert listed, "docs/results.md: no 'with these columns ...: `...`' list"
+    assert [c.strip() for c in listed.group(1).split(",")] == list(results.COLUMNS)

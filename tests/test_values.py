@@ -5,6 +5,7 @@ groups, Kendall's tau against scipy, compiler ratios, memory sums, the ratio aga
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
@@ -44,8 +45,8 @@ def _timing(enc: float, key: float) -> list[dict]:
     return out
 
 
-def _cycles(per_block: float) -> list[dict]:
-    return synth.layout_cycles(LAYOUT, OVERHEAD, lambda best: [best + 26, best, best * 3], {
+def _cycles(per_block: float, layout=LAYOUT) -> list[dict]:
+    return synth.layout_cycles(layout, OVERHEAD, lambda best: [best + 26, best, best * 3], {
         ("null", 1): (1, [OVERHEAD + 26, OVERHEAD, OVERHEAD]),
         ("ekey", 1): (10, 200.0), ("dkey", 1): (10, 300.0),
         ("init", 1): (1, [OVERHEAD, OVERHEAD, OVERHEAD + 26]),  # indistinguishable from the overhead
@@ -303,6 +304,65 @@ def test_precision_misses_and_steal_are_shown(tmp_path):
     assert a1.cell("RC6", "Enc128").text.endswith("†")  # 1 % spread between processes > 0.1 % target
     assert "missed their precision target" in html
     assert "CPU steal time was high" in html and "rc6/ref@gcc-O3@host (20.0 %)" in html
+
+
+def _on_lanes(c: dict, other: float, cpus=(1, 0)) -> dict:
+    """c measured on two lanes: its processes alternately on cpus[0] and cpus[1] (timing and cycles of a process
+    on one CPU), the other lane's costs `other` times the first's."""
+    m = c["measurement"]
+    m.update(cpu=cpus[0], lanes=2)
+    for kind in ("timing", "cycles"):
+        for i, p in enumerate(m[kind]):
+            p["cpu"] = cpus[i % 2]
+            if i % 2:
+                for ops in p.get("key_sizes", {}).values():
+                    for d in ops.values():
+                        d["ns"] = [round(x * other) for x in d["ns"]]
+                for op in p.get("ops", []):
+                    if op["op"] != "null":
+                        op["deltas"] = [round((x - OVERHEAD) * other) + OVERHEAD for x in op["deltas"]]
+    return c
+
+
+def test_two_lanes_check_each_other_in_every_row_and_the_report(tmp_path):
+    """With two lanes each quantity's row says how far the other lane's processes are from the first's (their
+    medians); the report's System section shows the run's lanes, their median difference, and warns when the
+    lanes disagree; a one-lane run has no difference (NaN), and its report says one lane."""
+    from lab import quantities
+
+    def rc6(other):  # six processes of one layout: the lanes' difference is all there is between them
+        return _on_lanes(synth.cell("rc6", "ref", display="RC6", key_sizes=(128,),
+                                    timing=synth.steady_timing(200.0, 220.0, 100.0, [1.0] * 6, key_size=128),
+                                    cycles=_cycles(500.0, [1.0] * 6)), other)
+
+    rd = tmp_path / "results"
+    apart = synth.write_run(rd, [rc6(1.05)], options={"cpus": [1, 0]})
+    df = results.load(apart.name, rd)
+    speed = df[df.metric.isin(["encrypt_speed", "decrypt_speed", "key_setup_speed"])].lane_difference
+    assert len(speed) == 3 and speed.to_numpy() == pytest.approx(0.05, abs=0.002)
+    enc = df[(df.metric == "encrypt_per_block") & (df.n_blocks == 128)].lane_difference.iloc[0]
+    assert enc == pytest.approx(0.05, abs=0.002)
+    html = build_report(None_lab(), [apart], results_dir=rd, reports_dir=tmp_path / "r1").read_text()
+    assert not errors_in(html)
+    row = [r for r in find(html, "run-state")[0].rows if r[0].text == apart.name][0]
+    assert row[7].text == "2 (1, 0)" and row[8].text.startswith("+5.0")
+    assert "The measuring lanes disagree" in html and "+5.0 % against CPU 1" in html
+    agree = synth.write_run(rd, [rc6(1.0)], options={"cpus": [1, 0]})
+    html = build_report(None_lab(), [agree], results_dir=rd, reports_dir=tmp_path / "r2").read_text()
+    row = [r for r in find(html, "run-state")[0].rows if r[0].text == agree.name][0]
+    assert row[8].text.startswith("+0.00 %") and "lanes disagree" not in html
+    one = synth.write_run(rd, [synth.cell("rc6", "ref", display="RC6", key_sizes=(128,), timing=_timing(200.0, 100.0),
+                                          cycles=_cycles(500.0))], options={"cpus": [1]})
+    assert results.load(one.name, rd).lane_difference.isna().all()
+    html = build_report(None_lab(), [one], results_dir=rd, reports_dir=tmp_path / "r3").read_text()
+    row = [r for r in find(html, "run-state")[0].rows if r[0].text == one.name][0]
+    assert row[7].text == "1 (1)" and row[8].text == "—"
+    # fewer than two processes on a lane say nothing of the lanes
+    q = quantities.Quantity("encrypt_speed", 128, None, "Kbit/s", "t", per_process=[1.0, 1.1, 1.0], cpus=[1, 0, 1])
+    assert math.isnan(quantities.lane_difference(q, 1))
+    assert quantities.lane_difference(dataclasses.replace(q, per_process=[1.0, 1.1, 1.0, 1.1], cpus=[1, 0, 1, 0]),
+                                      1) == pytest.approx(0.1)
+    assert math.isnan(quantities.lane_difference(dataclasses.replace(q, cpus=[]), 1))
 
 
 def test_comparison_section_and_its_verdicts(synthetic, tmp_path):
@@ -895,6 +955,8 @@ def test_quantity_row_from_its_definitions():
     assert row.pop("within_scale") == 1.0  # a machine never calibrated takes the within-run part as it is
     speed = [row.pop(k) for k in ("speed_factor", "speed_se")]
     assert all(s != s for s in speed)  # NaN: a row at the speed it ran at until its run has a reference (test_speed)
+    lane = row.pop("lane_difference")
+    assert lane != lane  # NaN: the lanes' self-check is the cell's (cell_rows), never a lone quantity's
     assert row.keys() == want.keys()
     for k, v in want.items():
         assert row[k] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), k

@@ -26,6 +26,7 @@ from ..models import CANDIDATE_STATUSES, FlagCt, Findings, SectionError, Status
 from . import analysis, charts, ct_leaks, drilldown, java, published, summary, tables
 
 STEAL_WARNING = 0.02  # steal time above this fraction of CPU time is worth a warning
+LANES_WARNING = 0.01  # lanes whose figures differ by more than this (the median quantity) are worth a warning
 
 
 def _guard(name: str, fn: Callable, *args) -> dict:
@@ -120,6 +121,19 @@ def _run_speed(df: pd.DataFrame, run_id: str) -> float | None:
     return float(f.median()) if len(f) else None
 
 
+def _lanes(m, df: pd.DataFrame) -> dict:
+    """How a run measured: its lanes' CPUs (the first lane's first) and, with several, their self-check over its
+    measured quantities (results.COLUMNS "lane_difference": the other lanes against the first)."""
+    cpus = list((m.options or {}).get("cpus") or [])
+    out = {"cpus": cpus, "n": 0, "median": None, "within90": None}
+    if len(cpus) < 2 or df.empty or "lane_difference" not in df:
+        return out
+    d = results.judged_precision(df[df.run_id == m.run_id]).lane_difference.dropna()
+    if len(d):
+        out.update(n=int(len(d)), median=float(d.median()), within90=float(d.abs().quantile(0.9)))
+    return out
+
+
 def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
     runs = []
     for m in metas:
@@ -127,14 +141,15 @@ def _section_system(metas: list, df: pd.DataFrame, cells: pd.DataFrame) -> dict:
         runs.append({"run_id": m.run_id, "machine": m.machine_id, "steal_fraction": s.get("steal_fraction"),
                      "context_switches": s.get("context_switches"), "status": m.status,
                      "recorded": int((cells.run_id == m.run_id).sum()) if not cells.empty else 0,
-                     "planned": len(m.cells_planned), "speed": _run_speed(df, m.run_id)})
+                     "planned": len(m.cells_planned), "speed": _run_speed(df, m.run_id), "lanes": _lanes(m, df)})
     noisy = []
     if not df.empty and "steal_fraction" in df:
         sf = df.dropna(subset=["steal_fraction"]).groupby("cell").steal_fraction.first()
         noisy = [{"cell": c, "steal": float(v)} for c, v in sf.items() if v > STEAL_WARNING]
     warn = [r for r in runs if (r["steal_fraction"] or 0) > STEAL_WARNING]
+    lanes_apart = [r for r in runs if abs(r["lanes"]["median"] or 0) > LANES_WARNING]
     return {"runs": runs, "noisy_cells": sorted(noisy, key=lambda r: -r["steal"]), "warn": warn,
-            "threshold": STEAL_WARNING}
+            "threshold": STEAL_WARNING, "lanes_apart": lanes_apart, "lanes_threshold": LANES_WARNING}
 
 
 def _section_precision(df: pd.DataFrame) -> dict:
