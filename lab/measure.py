@@ -295,7 +295,8 @@ class OwnCopies:
 def copy_program(program: Path, copy: Path) -> Path:
     """A fresh copy of a program file (its folders made, its mode kept): new pages in the page cache."""
     copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(program, copy)
+    with system.SPAWN_LOCK:  # no child starts while the copy is open for writing (it would keep it: ETXTBSY)
+        shutil.copyfile(program, copy)
     copy.chmod(program.stat().st_mode & 0o777)
     return copy
 

@@ -13,9 +13,18 @@ import platform
 import re
 import socket
 import subprocess
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+#: Held while this process writes a file a child may execute (a program's own copy: lab.measure) and while it
+#: starts a child (lab.backends.host.run_process).  A child forked while another thread has such a file open for
+#: writing keeps that descriptor until its own exec, and an exec of the file meanwhile fails with ETXTBSY ("Text
+#: file busy"; seen once in CI with two measuring lanes).  Popen returns once its child has exec'd, so under
+#: this lock no child holds a writer's descriptor when the file is run.
+SPAWN_LOCK = threading.Lock()
+
 
 USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 

@@ -137,3 +137,33 @@ def test_this_machine_reads():
     snap = system.cpu_snapshot()
     assert snap.total > 0 and snap.ctxt > 0
     assert system.machine()["cores"] == os.cpu_count()
+
+
+def test_no_child_starts_while_a_programs_copy_is_open_for_writing(tmp_path, monkeypatch):
+    """ETXTBSY (CI, two lanes: "taskset: failed to execute .../timing: Text file busy"): a child forked by one lane
+    while the other lane wrote a program's copy kept the writer's descriptor until its exec, and the copy could
+    not be run.  Writing a copy and starting a child both hold system.SPAWN_LOCK, and the lock is free again after
+    each (a real copy and a real child here; only the calls under the lock are watched)."""
+    import shutil
+    import subprocess
+
+    from lab import measure, system
+    from lab.backends import host
+
+    seen = []
+    real_copy, real_popen = shutil.copyfile, subprocess.Popen
+    monkeypatch.setattr(measure.shutil, "copyfile",
+                        lambda *a, **k: seen.append(("copy", system.SPAWN_LOCK.locked())) or real_copy(*a, **k))
+
+    def popen(*a, **k):
+        seen.append(("start", system.SPAWN_LOCK.locked()))
+        return real_popen(*a, **k)
+
+    monkeypatch.setattr(host.subprocess, "Popen", popen)
+    src = tmp_path / "prog"
+    src.write_text("#!/bin/sh\necho ran\n")
+    src.chmod(0o755)
+    copy = measure.copy_program(src, tmp_path / "own" / "001" / "prog")
+    c = host.run_process([str(copy)], cwd=tmp_path, timeout=30, env=None, cancel=None)
+    assert (c.returncode, c.stdout) == (0, "ran\n") and copy.stat().st_mode & 0o777 == 0o755
+    assert seen == [("copy", True), ("start", True)] and not system.SPAWN_LOCK.locked()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..config import ROOT, Target
 from ..errors import Interrupted
+from ..system import SPAWN_LOCK
 from .base import RUNNER_SCRIPT, Backend, Completed
 from ..qemu_plugin import HOST_PLUGIN  # its home; named here for the backend's callers
 
@@ -23,8 +24,9 @@ def run_process(argv: list[str], *, cwd: Path | str, timeout: float, env: dict |
         cancel.check()  # Ctrl-C arrived: start nothing new
     t0, wall = time.perf_counter(), time.time()
     try:
-        p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             errors="replace", env={**os.environ, **(env or {})}, start_new_session=True)
+        with SPAWN_LOCK:  # no program file is open for writing while the child is between fork and exec
+            p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 errors="replace", env={**os.environ, **(env or {})}, start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         return Completed(list(argv), 127, "", str(e), time.perf_counter() - t0, started=wall)
     deadline = t0 + timeout
