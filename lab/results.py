@@ -784,15 +784,15 @@ def cell_rows(meta: RunMeta, c: CellRecord, factors: dict[str, speed.Factor] | N
         for qs, processes in _by_program(c):
             f = _factor(c, processes, factors or {})
             for q in qs:
+                lane = {"lane_difference": lane_difference(q, first)}
                 if f is None:
                     rows.append({**quantity_row(base, q, m.estimator, m.confidence, m.precision_target, m.run_noise,
-                                                m.within_scale), "lane_difference": lane_difference(q, first)})
+                                                m.within_scale), **lane})
                     continue
                 # the run gauge's own uncertainty joins the run-to-run part of the interval
                 rows.append({**quantity_row(base, at_reference_speed(q, f.value), m.estimator, m.confidence,
                                             m.precision_target, math.hypot(m.run_noise, f.rel_se), m.within_scale),
-                             "run_noise": m.run_noise, "speed_factor": f.value, "speed_se": f.rel_se,
-                             "lane_difference": lane_difference(q, first)})
+                             "run_noise": m.run_noise, "speed_factor": f.value, "speed_se": f.rel_se, **lane})
     if c.java is not None and c.java.sterbenz_lipp:
         for q in sterbenz_lipp_quantities(c.java.sterbenz_lipp, c.block_bits):
             rows.append(quantity_row(base, q, m.estimator if m else "min", m.confidence if m else 0.95, None))

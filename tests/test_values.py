@@ -351,6 +351,10 @@ def test_two_lanes_check_each_other_in_every_row_and_the_report(tmp_path):
     html = build_report(None_lab(), [agree], results_dir=rd, reports_dir=tmp_path / "r2").read_text()
     row = [r for r in find(html, "run-state")[0].rows if r[0].text == agree.name][0]
     assert row[8].text.startswith("+0.00 %") and "lanes disagree" not in html
+    for other, warned in ((1.008, False), (1.015, True)):  # the warning begins past 1 %
+        near = synth.write_run(rd, [rc6(other)], options={"cpus": [1, 0]})
+        html = build_report(None_lab(), [near], results_dir=rd, reports_dir=tmp_path / f"r{other}").read_text()
+        assert ("The measuring lanes disagree" in html) is warned, other
     one = synth.write_run(rd, [synth.cell("rc6", "ref", display="RC6", key_sizes=(128,), timing=_timing(200.0, 100.0),
                                           cycles=_cycles(500.0))], options={"cpus": [1]})
     assert results.load(one.name, rd).lane_difference.isna().all()
@@ -363,6 +367,33 @@ def test_two_lanes_check_each_other_in_every_row_and_the_report(tmp_path):
     assert quantities.lane_difference(dataclasses.replace(q, per_process=[1.0, 1.1, 1.0, 1.1], cpus=[1, 0, 1, 0]),
                                       1) == pytest.approx(0.1)
     assert math.isnan(quantities.lane_difference(dataclasses.replace(q, cpus=[]), 1))
+    # medians, not means: one slow process on each lane moves neither (means would give +27 %)
+    skew = dataclasses.replace(q, per_process=[1.0, 1.1, 1.0, 1.1, 1.3, 2.0], cpus=[1, 0, 1, 0, 1, 0])
+    assert quantities.lane_difference(skew, 1) == pytest.approx(0.1)
+
+
+def test_the_lanes_summary_is_the_median_and_the_90_percent_range_of_the_judged_quantities():
+    """The System section's figures for a run: the median lane difference over the run's judged quantities (a
+    skewed set, where the mean is not the median), the 90th percentile of their absolute values (not the 95th,
+    nor the largest), and the count; facts and other runs' rows do not count."""
+    import pandas as pd
+
+    from lab.report import _lanes
+    from lab.results import RunMeta
+
+    d = np.array([(i / 20) ** 2 * (-1 if i % 3 == 0 else 1) for i in range(20)])
+    rows = pd.DataFrame({"run_id": "a", "metric": "encrypt_speed", "estimator": "trimmed", "status": "ok",
+                         "precision_target": 0.03, "lane_difference": d})
+    noise = pd.DataFrame({"run_id": ["a", "b"], "metric": ["table_bytes", "encrypt_speed"],
+                          "estimator": ["fact", "trimmed"], "status": "ok", "precision_target": [None, 0.03],
+                          "lane_difference": [5.0, 5.0]})
+    m = RunMeta.model_construct(run_id="a", options={"cpus": [1, 0]})
+    got = _lanes(m, pd.concat([rows, noise], ignore_index=True))
+    assert got["cpus"] == [1, 0] and got["n"] == 20
+    assert got["median"] == pytest.approx(float(np.median(d))) and abs(np.mean(d) - np.median(d)) > 0.01
+    assert got["within90"] == pytest.approx(float(np.quantile(np.abs(d), 0.9)))
+    assert abs(np.quantile(np.abs(d), 0.95) - np.quantile(np.abs(d), 0.9)) > 0.01
+    assert _lanes(RunMeta.model_construct(run_id="a", options={"cpus": [1]}), rows)["median"] is None
 
 
 def test_comparison_section_and_its_verdicts(synthetic, tmp_path):
